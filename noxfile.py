@@ -1,0 +1,115 @@
+"""nox sessions for the framejit monorepo: one per package, plus integration, lint, demo, bench.
+
+Each package session builds a venv holding only that package and what it declares
+(resolved from the local checkout, never from an index), which is how the
+independence claims of DESIGN.md are tested.  Every install goes through
+constraints.txt, the one place where pins live (torch above all: an unpinned torch
+pulls a multi-GB CUDA build).
+"""
+
+from __future__ import annotations
+
+import os
+from pathlib import Path
+
+import nox
+
+ROOT = Path(__file__).parent
+CONSTRAINTS = str(ROOT / "constraints.txt")
+PACKAGES = ROOT / "packages"
+TORCH_PYTHON = "3.11"  # the torch wheel on disk is for CPython 3.11 only
+FRAMEEVAL_PYTHONS = ["3.11", "3.12", "3.13"]
+
+nox.options.default_venv_backend = "venv"  # pip-backed: uv would download a CUDA torch
+nox.options.error_on_missing_interpreters = True
+nox.options.sessions = [
+    "frameeval",
+    "guards",
+    "graphcapture",
+    "inductor_lite",
+    "inspect",
+    "integration",
+    "lint",
+]
+
+# Each package and the framejit packages it depends on (install order matters for nothing:
+# pip resolves the declared version ranges against these local paths).
+DEPENDS = {
+    "frameeval": [],
+    "guards": [],
+    "graphcapture": ["frameeval", "guards"],
+    "inductor-lite": [],
+    "inspect": ["frameeval", "guards"],
+}
+
+
+def _install(session: nox.Session, *requirements: str) -> None:
+    session.install("-c", CONSTRAINTS, *requirements)
+
+
+def _package_session(session: nox.Session, name: str) -> None:
+    local = [str(PACKAGES / dep) for dep in DEPENDS[name]]
+    _install(session, *local, f"{PACKAGES / name}[test]")
+    env = {"FRAMEJIT_ISOLATED": name}
+    session.run(
+        "python", "-m", "pytest", str(PACKAGES / name / "tests"), *session.posargs, env=env
+    )
+
+
+@nox.session(python=FRAMEEVAL_PYTHONS)
+def frameeval(session: nox.Session) -> None:
+    """The C hook: no torch, tested on every supported CPython."""
+    _package_session(session, "frameeval")
+
+
+@nox.session(python=TORCH_PYTHON)
+def guards(session: nox.Session) -> None:
+    _package_session(session, "guards")
+
+
+@nox.session(python=TORCH_PYTHON)
+def graphcapture(session: nox.Session) -> None:
+    _package_session(session, "graphcapture")
+
+
+@nox.session(python=TORCH_PYTHON)
+def inductor_lite(session: nox.Session) -> None:
+    _package_session(session, "inductor-lite")
+
+
+@nox.session(python=TORCH_PYTHON)
+def inspect(session: nox.Session) -> None:
+    _package_session(session, "inspect")
+
+
+ALL_PACKAGES = [str(PACKAGES / name) for name in DEPENDS]
+
+
+@nox.session(python=TORCH_PYTHON)
+def integration(session: nox.Session) -> None:
+    """Every package together: the seed walkthrough, real models, differential tests."""
+    _install(session, *ALL_PACKAGES, "pytest>=7", "hypothesis>=6")
+    session.run("python", "-m", "pytest", str(ROOT / "integration-tests"), *session.posargs)
+
+
+@nox.session(python=TORCH_PYTHON)
+def lint(session: nox.Session) -> None:
+    _install(session, "ruff")
+    session.run("ruff", "check", str(ROOT))
+    session.run("ruff", "format", "--check", str(ROOT))
+
+
+@nox.session(python=TORCH_PYTHON)
+def demo(session: nox.Session) -> None:
+    """The main job: the seed walkthrough, printed step by step."""
+    _install(session, *ALL_PACKAGES)
+    session.run("python", str(ROOT / "demo" / "seed_walkthrough.py"), *session.posargs)
+
+
+@nox.session(python=TORCH_PYTHON)
+def bench(session: nox.Session) -> None:
+    """Side-by-side benchmarks against torch.compile; prints ratios."""
+    _install(session, *ALL_PACKAGES)
+    scripts = session.posargs or sorted(str(p) for p in (ROOT / "benchmarks").glob("*.py"))
+    for script in scripts:
+        session.run("python", script, env={"PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")})

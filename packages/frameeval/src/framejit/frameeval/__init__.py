@@ -1,0 +1,1 @@
+"""framejit.frameeval — see the package README and DESIGN.md."""

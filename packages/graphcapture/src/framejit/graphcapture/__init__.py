@@ -1,0 +1,1 @@
+"""framejit.graphcapture — see the package README and DESIGN.md."""

@@ -1,0 +1,1 @@
+"""framejit.guards — see the package README and DESIGN.md."""

@@ -1,0 +1,1 @@
+"""framejit.inductor_lite — see the package README and DESIGN.md."""

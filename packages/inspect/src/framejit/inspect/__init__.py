@@ -1,0 +1,1 @@
+"""framejit.inspect — see the package README and DESIGN.md."""
