@@ -51,9 +51,7 @@ def _package_session(session: nox.Session, name: str) -> None:
     local = [str(PACKAGES / dep) for dep in DEPENDS[name]]
     _install(session, *local, f"{PACKAGES / name}[test]")
     env = {"FRAMEJIT_ISOLATED": name}
-    session.run(
-        "python", "-m", "pytest", str(PACKAGES / name / "tests"), *session.posargs, env=env
-    )
+    session.run("python", "-m", "pytest", str(PACKAGES / name / "tests"), *session.posargs, env=env)
 
 
 @nox.session(python=FRAMEEVAL_PYTHONS)
@@ -88,7 +86,7 @@ ALL_PACKAGES = [str(PACKAGES / name) for name in DEPENDS]
 @nox.session(python=TORCH_PYTHON)
 def integration(session: nox.Session) -> None:
     """Every package together: the seed walkthrough, real models, differential tests."""
-    _install(session, *ALL_PACKAGES, "pytest>=7", "hypothesis>=6")
+    _install(session, *ALL_PACKAGES, "pytest>=7", "hypothesis>=6", "tabulate")
     session.run("python", "-m", "pytest", str(ROOT / "integration-tests"), *session.posargs)
 
 
@@ -102,14 +100,14 @@ def lint(session: nox.Session) -> None:
 @nox.session(python=TORCH_PYTHON)
 def demo(session: nox.Session) -> None:
     """The main job: the seed walkthrough, printed step by step."""
-    _install(session, *ALL_PACKAGES)
+    _install(session, *ALL_PACKAGES, "tabulate")
     session.run("python", str(ROOT / "demo" / "seed_walkthrough.py"), *session.posargs)
 
 
 @nox.session(python=TORCH_PYTHON)
 def bench(session: nox.Session) -> None:
     """Side-by-side benchmarks against torch.compile; prints ratios."""
-    _install(session, *ALL_PACKAGES)
+    _install(session, *ALL_PACKAGES, "tabulate")
     scripts = session.posargs or sorted(str(p) for p in (ROOT / "benchmarks").glob("*.py"))
     for script in scripts:
         session.run("python", script, env={"PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")})
