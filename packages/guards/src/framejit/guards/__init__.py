@@ -1,1 +1,60 @@
-"""framejit.guards — see the package README and DESIGN.md."""
+"""framejit.guards: guard specs compiled into fast check functions with readable code parts.
+
+Public API (the contract in DESIGN.md): sources, ``Guard``/``GuardKind``,
+``compile_guards`` and ``global_state_guard``; ``mirror_check`` is the plain-Python
+reference evaluation of a guard set.
+"""
+
+from .compiler import compile_guards
+from .global_state import GlobalStateSnapshot, global_state_guard
+from .guard import Guard, GuardKind
+from .mirror import mirror_check
+from .shape_expr import ShapeExpr
+from .source import (
+    AttrSource,
+    BufferSource,
+    BuiltinSource,
+    CellContentsSource,
+    ClosureCellSource,
+    GlobalSource,
+    GlobalStateSource,
+    ItemSource,
+    LocalSource,
+    NNModuleSource,
+    NumelSource,
+    ParamSource,
+    ShapeSource,
+    Source,
+    StrideSource,
+    TupleIteratorSource,
+    TypeSource,
+)
+from .tensor_spec import TensorSpec
+
+__all__ = [
+    "AttrSource",
+    "BufferSource",
+    "BuiltinSource",
+    "CellContentsSource",
+    "ClosureCellSource",
+    "GlobalSource",
+    "GlobalStateSnapshot",
+    "GlobalStateSource",
+    "Guard",
+    "GuardKind",
+    "ItemSource",
+    "LocalSource",
+    "NNModuleSource",
+    "NumelSource",
+    "ParamSource",
+    "ShapeExpr",
+    "ShapeSource",
+    "Source",
+    "StrideSource",
+    "TensorSpec",
+    "TupleIteratorSource",
+    "TypeSource",
+    "compile_guards",
+    "global_state_guard",
+    "mirror_check",
+]

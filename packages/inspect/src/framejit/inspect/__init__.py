@@ -1,1 +1,33 @@
-"""framejit.inspect — see the package README and DESIGN.md."""
+"""framejit.inspect: look inside what framejit compiled.
+
+- ``debug_get_cache_entry_list(fn)`` / ``innermost_fn(fn)``: the (guard, code) cache entries
+- ``decompile(code)``: bytecode -> readable Python, for framejit's generated code and user code
+- ``explain(fn, *args)``: graphs, ops, graph breaks and recompiles of one call
+- ``dump(path)``: every compiled frame's artifacts on disk (also ``$FRAMEJIT_DUMP_DIR``)
+- ``python -m framejit.inspect run script.py --dump out/``: the same from the command line
+
+Needs framejit.frameeval and framejit.guards; ``explain`` and ``dump`` also need
+framejit.graphcapture (an optional extra), imported only when they are used.
+"""
+
+from .cache import WRAPPED_ATTRIBUTES, CacheEntry, debug_get_cache_entry_list, innermost_fn
+from .decompiler import decompile
+from .dump import Dumper, dump, install_from_env, write_record
+from .explain import ExplainOutput, explain, summarize
+
+__all__ = [
+    "WRAPPED_ATTRIBUTES",
+    "CacheEntry",
+    "Dumper",
+    "ExplainOutput",
+    "debug_get_cache_entry_list",
+    "decompile",
+    "dump",
+    "explain",
+    "innermost_fn",
+    "install_from_env",
+    "summarize",
+    "write_record",
+]
+
+install_from_env()

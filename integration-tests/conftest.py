@@ -1,0 +1,32 @@
+"""Shared fixtures for the cross-package tests: a clean framejit state around every test."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from framejit import graphcapture as fj
+
+
+@pytest.fixture(autouse=True)
+def _fresh_framejit():
+    fj.reset()
+    torch.manual_seed(0)
+    yield
+    fj.reset()
+
+
+class RecordingBackend:
+    """A backend that keeps every graph it is given and runs it eagerly."""
+
+    def __init__(self) -> None:
+        self.graphs: list[torch.fx.GraphModule] = []
+
+    def __call__(self, gm: torch.fx.GraphModule, example_inputs):
+        self.graphs.append(gm)
+        return gm.forward
+
+
+@pytest.fixture
+def recording_backend() -> RecordingBackend:
+    return RecordingBackend()

@@ -1,0 +1,231 @@
+"""The user API: compile, optimize, disable, run, reset, mark_dynamic, and the module wrapper."""
+
+from __future__ import annotations
+
+import functools
+from typing import Any
+
+import torch
+
+from framejit import frameeval as fe
+
+from . import resume
+from .backends import lookup_backend
+from .convert_frame import reset_counters
+from .eval_frame import FrameCallback
+from .variables.builder import DYNAMIC_DIMS_ATTR
+
+
+def _wrap_with_callback(fn, callback):
+    if isinstance(fn, torch.nn.Module):
+        return OptimizedModule(fn, callback)
+    if not callable(fn):
+        raise TypeError(f"framejit: expected a function or nn.Module, got {type(fn).__name__}")
+
+    @functools.wraps(fn)
+    def framejit_wrapper(*args, **kwargs):
+        previous = fe.set_callback(callback)
+        try:
+            return fn(*args, **kwargs)
+        finally:
+            fe.set_callback(previous)
+
+    framejit_wrapper._framejit_orig = fn
+    framejit_wrapper._framejit_callback = callback
+    return framejit_wrapper
+
+
+
+class _OptimizeContext:
+    """Decorator and context manager that switches capture on (callback) for what it wraps."""
+
+    def __init__(self, callback):
+        self.callback = callback
+        self._previous: list[Any] = []
+
+    def __call__(self, fn):
+        return _wrap_with_callback(fn, self.callback)
+
+    def __enter__(self):
+        self._previous.append(fe.set_callback(self.callback))
+        return self
+
+    def __exit__(self, *exc_info):
+        fe.set_callback(self._previous.pop())
+        return False
+
+
+def optimize(backend="eager", *, nopython: bool = False, fullgraph: bool = False, dynamic=None):
+    """`@optimize(backend)` or `with optimize(backend):` (torch._dynamo.optimize's shape)."""
+    backend_fn = lookup_backend(backend)
+    backend_fn = _NamedBackend(backend_fn, backend)
+    return _OptimizeContext(FrameCallback(backend_fn, fullgraph=fullgraph or nopython))
+
+
+class _NamedBackend:
+    """A backend callable that remembers the name it was asked for (for records and logs)."""
+
+    def __init__(self, fn, requested):
+        self.fn = fn
+        self.__name__ = requested if isinstance(requested, str) else getattr(fn, "__name__", type(fn).__name__)
+
+    def __call__(self, gm, example_inputs):
+        return self.fn(gm, example_inputs)
+
+
+def compile(model=None, *, backend="eager", fullgraph: bool = False, dynamic=None):  # noqa: A001
+    """Compile a function, method or nn.Module; usable as `@compile` or `@compile(backend=...)`."""
+    if model is None:
+        return functools.partial(compile, backend=backend, fullgraph=fullgraph, dynamic=dynamic)
+    return optimize(backend, fullgraph=fullgraph, dynamic=dynamic)(model)
+
+
+def disable(fn=None):
+    """Run `fn` (and everything it calls) without capture; tracing a call to it is a graph break."""
+    if fn is None:
+        return _OptimizeContext(fe.SKIP)
+    wrapper = _wrap_with_callback(fn, fe.SKIP)
+    wrapper._framejit_disabled = True
+    return wrapper
+
+
+def run(fn=None):
+    """Use already compiled code for `fn`, never compile (misses run eagerly)."""
+    if fn is None:
+        return _OptimizeContext(fe.RUN_ONLY)
+    return _wrap_with_callback(fn, fe.RUN_ONLY)
+
+
+def reset() -> None:
+    """Forget every compiled frame (caches, resume functions, counters)."""
+    fe.reset()
+    resume.clear_cache()
+    reset_counters()
+
+
+def mark_dynamic(tensor: torch.Tensor, dim: int | list[int] | tuple[int, ...]) -> None:
+    """Record that `dim` of `tensor` varies between calls: its size is left out of the guards.
+
+    This round the trace still sees the traced size; graphs are kept size-generic by
+    breaking the graph where a dynamic size would be used as a Python value.
+    """
+    if not isinstance(tensor, torch.Tensor):
+        raise TypeError(f"mark_dynamic expects a Tensor, got {type(tensor).__name__}")
+    dims = [dim] if isinstance(dim, int) else list(dim)
+    for d in dims:
+        if not -tensor.dim() <= d < tensor.dim():
+            raise IndexError(f"mark_dynamic: dim {d} out of range for a {tensor.dim()}-d tensor")
+    existing = set(getattr(tensor, DYNAMIC_DIMS_ATTR, ()) or ())
+    existing.update(d % tensor.dim() for d in dims)
+    setattr(tensor, DYNAMIC_DIMS_ATTR, existing)
+
+
+class OptimizedModule(torch.nn.Module):
+    """Wraps an nn.Module: calls run its forward under capture; everything else is the module's."""
+
+    _DELEGATED = {"_orig_mod", "_framejit_callback", "_framejit_call"}
+
+    def __init__(self, mod: torch.nn.Module, callback):
+        object.__setattr__(self, "_orig_mod", mod)
+        object.__setattr__(self, "_framejit_callback", callback)
+        object.__setattr__(self, "_framejit_call", _wrap_with_callback(mod.__call__, callback))
+
+    def __call__(self, *args, **kwargs):
+        return self._framejit_call(*args, **kwargs)
+
+    def forward(self, *args, **kwargs):
+        return self._framejit_call(*args, **kwargs)
+
+    def __getattr__(self, name: str):
+        return getattr(object.__getattribute__(self, "_orig_mod"), name)
+
+    def __setattr__(self, name: str, value) -> None:
+        setattr(self._orig_mod, name, value)
+
+    def __delattr__(self, name: str) -> None:
+        delattr(self._orig_mod, name)
+
+    def __dir__(self):
+        return dir(self._orig_mod)
+
+    def __repr__(self) -> str:
+        return f"OptimizedModule({self._orig_mod!r})"
+
+    # nn.Module's own methods read instance state this wrapper does not have: delegate.
+    def state_dict(self, *args, **kwargs):
+        return self._orig_mod.state_dict(*args, **kwargs)
+
+    def load_state_dict(self, *args, **kwargs):
+        return self._orig_mod.load_state_dict(*args, **kwargs)
+
+    def train(self, mode: bool = True):
+        self._orig_mod.train(mode)
+        return self
+
+    def eval(self):
+        self._orig_mod.eval()
+        return self
+
+    def to(self, *args, **kwargs):
+        self._orig_mod.to(*args, **kwargs)
+        return self
+
+    def cpu(self):
+        self._orig_mod.cpu()
+        return self
+
+    def double(self):
+        self._orig_mod.double()
+        return self
+
+    def float(self):
+        self._orig_mod.float()
+        return self
+
+    def requires_grad_(self, requires_grad: bool = True):
+        self._orig_mod.requires_grad_(requires_grad)
+        return self
+
+    def zero_grad(self, set_to_none: bool = True) -> None:
+        self._orig_mod.zero_grad(set_to_none)
+
+    def apply(self, fn):
+        self._orig_mod.apply(fn)
+        return self
+
+    @property
+    def training(self) -> bool:  # type: ignore[override]
+        return self._orig_mod.training
+
+
+for _method in (
+    "parameters",
+    "named_parameters",
+    "buffers",
+    "named_buffers",
+    "children",
+    "named_children",
+    "modules",
+    "named_modules",
+    "register_buffer",
+    "register_parameter",
+    "add_module",
+    "register_forward_hook",
+    "register_forward_pre_hook",
+    "get_submodule",
+    "get_parameter",
+    "extra_repr",
+    "half",
+    "cuda",
+    "type",
+):
+
+    def _make(name):
+        def delegated(self, *args, **kwargs):
+            result = getattr(self._orig_mod, name)(*args, **kwargs)
+            return self if result is self._orig_mod else result
+
+        delegated.__name__ = name
+        return delegated
+
+    setattr(OptimizedModule, _method, _make(_method))

@@ -1,0 +1,33 @@
+"""The capture layer's knobs: typed, read from the environment once, changeable at runtime."""
+
+from __future__ import annotations
+
+import os
+from dataclasses import dataclass
+
+
+def _env_int(name: str, default: int) -> int:
+    value = os.environ.get(name)
+    return int(value) if value else default
+
+
+def _env_flag(name: str, default: bool) -> bool:
+    value = os.environ.get(name)
+    return default if value is None else value not in ("", "0", "false", "False")
+
+
+@dataclass
+class Config:
+    # compiled entries kept per code object before the frame runs eagerly for good
+    cache_size_limit: int = _env_int("FRAMEJIT_CACHE_SIZE_LIMIT", 8)
+    # re-raise a backend's exception instead of falling back to eager
+    raise_backend_errors: bool = _env_flag("FRAMEJIT_RAISE_BACKEND_ERRORS", False)
+    # re-raise internal tracing errors instead of falling back to eager (for debugging framejit)
+    raise_internal_errors: bool = _env_flag("FRAMEJIT_RAISE_INTERNAL_ERRORS", False)
+    # deepest chain of inlined user calls before the call becomes a graph break
+    max_inline_depth: int = _env_int("FRAMEJIT_MAX_INLINE_DEPTH", 32)
+    # instructions traced per frame (unrolled loops included) before giving up
+    max_traced_instructions: int = _env_int("FRAMEJIT_MAX_TRACED_INSTRUCTIONS", 200_000)
+
+
+config = Config()

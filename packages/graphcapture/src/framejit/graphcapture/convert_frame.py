@@ -1,0 +1,432 @@
+"""From a frame to (transformed code, guards): trace, break, compile graphs, generate code.
+
+`convert_frame(code, f_locals, f_globals, ...)` is the whole capture of one frame and can
+be called without the frame hook (tests do); `FrameCallback` is what frameeval calls on a
+cache miss.  Failures never reach the user as wrong answers: an internal error leaves the
+frame to run eagerly (logged), an exception eager would raise is raised by the original
+instruction, which the graph break runs for real.
+"""
+
+from __future__ import annotations
+
+import itertools
+import logging
+import time
+import types
+import warnings
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from framejit.guards import compile_guards
+
+from . import events, pyversion
+from .backends import backend_name
+from .bytecode_cache import original_bytecode
+from .codegen import PyCodegen
+from .config import config
+from .exc import BackendCompilerFailed, GraphBreakInFullgraph, RestartAnalysis, SkipFrame, Unsupported
+from .log_format import format_bytecode, format_graph_tabular
+from .logs import logger
+from .output_graph import OutputGraph
+from .records import CompileRecord, GraphBreakRecord, GraphRecord
+from .resume import ResumeFunction, make_resume_function
+from .symbolic_convert import InstructionTranslator, LazyVariable
+from .variables import NullVariable, TensorVariable
+
+log = logger("dynamo")
+_names = itertools.count()  # shared by __compiled_fn_<n> and __resume_at_<offset>_<n>
+_records = itertools.count()
+
+
+def reset_counters() -> None:
+    global _names, _records
+    _names = itertools.count()
+    _records = itertools.count()
+
+
+@dataclass
+class ConvertResult:
+    code: types.CodeType  # what to run: transformed, or the original when nothing was captured
+    check_fn: Any
+    record: CompileRecord
+    transformed: bool = True
+
+
+@dataclass
+class _Capture:
+    """Everything one successful trace produced, before code generation."""
+
+    tx: InstructionTranslator
+    output: OutputGraph
+    break_reason: str | None = None
+    graphs: list[GraphRecord] = field(default_factory=list)
+    resumes: dict[str, types.CodeType] = field(default_factory=dict)
+
+
+def _global_state_guard():
+    try:
+        from framejit.guards import global_state_guard
+    except ImportError:
+        from framejit.guards.global_state import global_state_guard
+    return global_state_guard()
+
+
+def _source_line(filename: str, lineno: int) -> str:
+    import linecache
+
+    return linecache.getline(filename, lineno).strip()
+
+
+def convert_frame(
+    code: types.CodeType,
+    f_locals: dict,
+    f_globals: dict,
+    f_builtins: Any = None,
+    closure: tuple | None = None,
+    *,
+    backend,
+    fullgraph: bool = False,
+    is_recompile: bool = False,
+    recompile_reasons: list[str] | None = None,
+) -> ConvertResult:
+    start = time.perf_counter()
+    if f_builtins is None:
+        f_builtins = f_globals.get("__builtins__", __builtins__)
+    record = CompileRecord(
+        index=next(_records),
+        function_name=code.co_name,
+        filename=code.co_filename,
+        firstlineno=code.co_firstlineno,
+        code=code,
+        transformed_code=None,
+        check_fn=None,
+        is_recompile=is_recompile,
+        recompile_reasons=list(recompile_reasons or []),
+    )
+    log.debug("start tracing %s %s:%s", code.co_name, code.co_filename, code.co_firstlineno)
+    if logger("bytecode").isEnabledFor(logging.DEBUG):
+        logger("bytecode").debug("%s", format_bytecode("ORIGINAL BYTECODE", code))
+    break_at = None
+    capture = None
+    skip_reason = None
+    grad_mode = torch.is_grad_enabled()
+    trace_start = time.perf_counter()
+    for _ in range(2):
+        output = OutputGraph(f_globals)
+        tx = InstructionTranslator(code, f_globals, f_builtins, f_locals, closure, output, break_at)
+        try:
+            tx.run()
+        except RestartAnalysis as restart:
+            if break_at is not None:
+                raise AssertionError("the trace did not repeat itself") from restart
+            brk = GraphBreakRecord(
+                reason=restart.reason,
+                filename=code.co_filename,
+                lineno=restart.lineno,
+                source_line=_source_line(code.co_filename, restart.lineno),
+                offset=restart.offset,
+                function_name=code.co_name,
+            )
+            record.graph_breaks.append(brk)
+            _log_break(brk)
+            if fullgraph:
+                raise GraphBreakInFullgraph(
+                    f"graph break with fullgraph=True: {restart.reason}\n"
+                    f'  File "{code.co_filename}", line {restart.lineno}, in {code.co_name}\n'
+                    f"    {brk.source_line}"
+                ) from None
+            break_at = (restart.offset, restart.visit)
+            continue
+        except SkipFrame as e:
+            skip_reason = str(e)
+        finally:
+            torch._C._set_grad_enabled(grad_mode)
+        capture = _Capture(tx, output, record.graph_breaks[-1].reason if record.graph_breaks else None)
+        break
+    record.timings["trace"] = time.perf_counter() - trace_start
+
+    guards_start = time.perf_counter()
+    guards = list(output.guards.values())
+    guards.append(_global_state_guard())
+    check_fn = compile_guards(guards, global_scope=f_globals)
+    record.timings["guards"] = time.perf_counter() - guards_start
+    record.check_fn = check_fn
+
+    transformed = None
+    backend_time = 0.0
+    if skip_reason is None:
+        try:
+            transformed, backend_time = _generate(code, f_globals, capture, backend, record)
+        except SkipFrame as e:
+            skip_reason = str(e)
+        except Unsupported as e:
+            skip_reason = f"cannot generate the rewritten frame: {e.reason}"
+    if transformed is None:
+        record.skipped_reason = skip_reason or "no tensor operations to capture"
+        log.debug("running %s eagerly: %s", code.co_name, record.skipped_reason)
+    else:
+        record.transformed_code = transformed
+        if logger("bytecode").isEnabledFor(logging.DEBUG):
+            logger("bytecode").debug("%s", format_bytecode("MODIFIED BYTECODE", transformed))
+    if logger("guards").isEnabledFor(logging.DEBUG):
+        logger("guards").debug("GUARDS:\n%s", "\n".join(check_fn.code_parts))
+    record.timings["backend"] = backend_time
+    record.timings["total"] = time.perf_counter() - start
+    events.publish(record)
+    return ConvertResult(transformed or code, check_fn, record, transformed is not None)
+
+
+def _log_break(brk: GraphBreakRecord) -> None:
+    logger("graph_breaks").debug(
+        "Graph break in user code at %s:%s\nReason: %s\nUser code: %s",
+        brk.filename,
+        brk.lineno,
+        brk.reason,
+        brk.source_line,
+    )
+
+
+# ---------------------------------------------------------------------------- code generation
+
+
+def _generate(code, f_globals, capture: _Capture, backend, record: CompileRecord):
+    tx = capture.tx
+    output = capture.output
+    inst = tx.break_inst
+    if inst is None and output.count_calls() == 0 and not output.side_effects:
+        return None, 0.0
+    if inst is not None:
+        if code.co_cellvars:
+            raise SkipFrame("graph break in a function whose locals are captured by closures")
+        if tx.decoded.handler_for(inst.offset) is not None:
+            raise SkipFrame("graph break inside a try/with block")
+        effect = pyversion.break_stack_effect(inst.opname, inst.arg)
+        if effect is None:
+            raise SkipFrame(f"graph break at {inst.realname}, which cannot be re-run alone")
+        consumed = effect[0]
+    else:
+        consumed = 0  # RETURN_VALUE already popped the value: it is tx.return_value
+    stack = tx.stack
+    deep = stack[: len(stack) - consumed]
+    top = stack[len(stack) - consumed :]
+    targets = _resume_targets(tx, inst)
+    live_by_target = {off: _live_values(tx, off) for off in targets}
+
+    def emit_body(cg: PyCodegen) -> None:
+        output.side_effects.codegen(cg)
+        if inst is None:
+            tx.return_value.reconstruct(cg)
+            cg.emit("RETURN_VALUE")
+        elif inst.opname in pyversion.CONDITIONAL_JUMPS:
+            _emit_conditional_break(cg, tx, inst, deep, top, live_by_target, resumes)
+        else:
+            _emit_break(cg, tx, inst, deep, top, effect[1], live_by_target, resumes)
+
+    # pass 1: which graph values does the generated code need?
+    resumes: dict[int, ResumeFunction] = {}
+    collect = PyCodegen(code)
+    collect.resume_placeholder = True
+    emit_body(collect)
+    needed = collect.collected
+
+    backend_time = 0.0
+    graph_call: list = []
+    output_var = "___graph_out"
+    output_index: dict = {}
+    if output.count_calls() > 0:
+        backend_start = time.perf_counter()
+        graph_record, inputs = _compile_graph(output, needed, backend)
+        backend_time = time.perf_counter() - backend_start
+        record.graphs.append(graph_record)
+        output_index = {vt.node: i for i, vt in enumerate(needed)}
+        gen = PyCodegen(code)
+        gen.load_global(graph_record.name, push_null=True)
+        for graph_input in inputs:
+            gen.load_source(graph_input.source)
+        gen.call(len(inputs))
+        gen.emit("STORE_FAST", output_var)
+        graph_call = gen.insts
+    elif needed:
+        raise SkipFrame("graph values needed without a graph")
+
+    # pass 2: the real code, with resume functions created in program order
+    cg = PyCodegen(code, output_var, output_index)
+    cg.resume_placeholder = False
+    cg.new_name = lambda offset: f"__resume_at_{offset}_{next(_names)}"
+    cg.f_globals = f_globals
+    cg.record = record
+    resumes.clear()
+    emit_body(cg)
+    original = original_bytecode(code)
+    bc = original.new_bytecode([*original.prefix(), *graph_call, *cg.insts])
+    bc.docstring = None
+    return bc.to_code(), backend_time
+
+
+def _resume_targets(tx, inst) -> list[int]:
+    if inst is None or inst.opname in pyversion.TERMINAL:
+        return []
+    if inst.opname in pyversion.CONDITIONAL_JUMPS:
+        return [inst.next_offset, tx.insts[inst.target].offset]
+    return [inst.next_offset]
+
+
+def _live_values(tx, offset: int) -> list[tuple[str, Any]]:
+    live = tx.decoded.live_locals_at(offset)
+    out = []
+    for name in tx.code.co_varnames:
+        if name in live and name in tx.symbolic_locals:
+            out.append((name, tx.symbolic_locals[name]))
+    return out
+
+
+def _reconstruct_local(cg: PyCodegen, name: str, vt) -> None:
+    if isinstance(vt, LazyVariable):
+        cg.load_local(name)
+    else:
+        vt.reconstruct(cg)
+
+
+def _call_resume(cg, tx, offset, deep, produced_nulls, live, resumes, extra_values=()):
+    """[NULL, resume_fn] deep-stack values, (values already pushed), live locals -> call & return."""
+    nulls = tuple(isinstance(v, NullVariable) for v in deep) + produced_nulls
+    names = tuple(name for name, _ in live)
+    if getattr(cg, "resume_placeholder", True):
+        fn = None
+    else:
+        fn = make_resume_function(tx.code, offset, nulls, names, cg.new_name)
+        resumes[offset] = fn
+        cg.record.resume_functions[fn.name] = fn.code
+    return fn, nulls, names
+
+
+def _load_resume(cg: PyCodegen, tx, fn: ResumeFunction | None) -> None:
+    if fn is None:
+        cg.push_null()
+        cg.load_const(None)
+        return
+    if fn.code.co_freevars:
+        from bytecode import FreeVar
+
+        cg.push_null()
+        for name in fn.code.co_freevars:
+            cg.emit("LOAD_CLOSURE", FreeVar(name))
+        cg.build_tuple(len(fn.code.co_freevars))
+        cg.load_const(fn.code)
+        cg.emit("MAKE_FUNCTION", 8)
+        return
+    cg.f_globals[fn.name] = types.FunctionType(fn.code, cg.f_globals, fn.name)
+    cg.load_global(fn.name, push_null=True)
+
+
+def _emit_break(cg, tx, inst, deep, top, produced, live_by_target, resumes) -> None:
+    original = original_bytecode(tx.code)
+    cg.lineno = inst.lineno
+    terminal = inst.opname in pyversion.TERMINAL
+    fn = None
+    if not terminal:
+        live = live_by_target[inst.next_offset]
+        fn, _, _ = _call_resume(cg, tx, inst.next_offset, deep, (False,) * produced, live, resumes)
+        _load_resume(cg, tx, fn)
+        for vt in deep:
+            if not isinstance(vt, NullVariable):
+                vt.reconstruct(cg)
+    for vt in top:
+        vt.reconstruct(cg)
+    # the original instruction (and its PRECALL/KW_NAMES companions on 3.11)
+    position = original.position_of_offset[inst.offset]
+    if inst.opname == "CALL":
+        if tx.kw_names:
+            from bytecode import Instr
+
+            cg.insts.append(Instr("KW_NAMES", tuple(tx.kw_names), lineno=inst.lineno))
+        cg.insts.extend(pyversion.emit_call(inst.arg, inst.lineno))
+    else:
+        cg.insts.append(original.items[position])
+    if terminal:
+        return
+    live = live_by_target[inst.next_offset]
+    for name, vt in live:
+        _reconstruct_local(cg, name, vt)
+    nargs = sum(1 for v in deep if not isinstance(v, NullVariable)) + produced + len(live)
+    cg.call(nargs)
+    cg.emit("RETURN_VALUE")
+
+
+def _emit_conditional_break(cg, tx, inst, deep, top, live_by_target, resumes) -> None:
+    from bytecode import Label
+
+    if inst.opname not in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE"):
+        raise SkipFrame(f"graph break at {inst.realname}")
+    cg.lineno = inst.lineno
+    top[0].reconstruct(cg)
+    label = Label()
+    cg.insts.append(pyversion.emit_jump_if(inst.opname == "POP_JUMP_IF_TRUE", label, inst.lineno))
+    for offset in (inst.next_offset, tx.insts[inst.target].offset):
+        if offset != inst.next_offset:
+            cg.insts.append(label)
+        live = live_by_target[offset]
+        fn, _, _ = _call_resume(cg, tx, offset, deep, (), live, resumes)
+        _load_resume(cg, tx, fn)
+        for vt in deep:
+            if not isinstance(vt, NullVariable):
+                vt.reconstruct(cg)
+        for name, vt in live:
+            _reconstruct_local(cg, name, vt)
+        nargs = sum(1 for v in deep if not isinstance(v, NullVariable)) + len(live)
+        cg.call(nargs)
+        cg.emit("RETURN_VALUE")
+
+
+# ---------------------------------------------------------------------------- graphs
+
+
+def _compile_graph(output: OutputGraph, needed: list[TensorVariable], backend):
+    gm = output.build_graph_module([vt.node for vt in needed])
+    inputs = []
+    by_node = {gi.node: gi for gi in output.inputs.values()}
+    for node in list(gm.graph.nodes):
+        if node.op == "placeholder":
+            if not node.users:
+                gm.graph.erase_node(node)
+            else:
+                inputs.append(by_node[node])
+    gm.recompile()
+    name = f"__compiled_fn_{next(_names)}"
+    example_inputs = [gi.value for gi in inputs]
+    if logger("graph").isEnabledFor(logging.DEBUG):
+        logger("graph").debug("%s", format_graph_tabular(name, gm))
+    if logger("graph_code").isEnabledFor(logging.DEBUG):
+        logger("graph_code").debug("TRACED GRAPH %s\n%s", name, gm.print_readable(print_output=False))
+    bname = backend_name(backend)
+    try:
+        compiled = backend(gm, example_inputs)
+    except Exception as e:
+        if config.raise_backend_errors:
+            raise BackendCompilerFailed(f"backend {bname!r} raised {type(e).__name__}: {e}") from e
+        warnings.warn(
+            f"framejit: backend {bname!r} failed on {name} ({type(e).__name__}: {e}); running the graph eagerly",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+        compiled = gm.forward
+    if not callable(compiled):
+        raise BackendCompilerFailed(f"backend {bname!r} returned a non-callable {type(compiled).__name__}")
+    _never_capture(compiled)
+    source_code = getattr(compiled, "source_code", None)
+    if source_code and logger("output_code").isEnabledFor(logging.DEBUG):
+        logger("output_code").debug("OUTPUT CODE %s\n%s", name, source_code)
+    output.f_globals[name] = compiled
+    return GraphRecord(name, gm, example_inputs, compiled, bname), inputs
+
+
+def _never_capture(compiled) -> None:
+    """The compiled callable runs under the thread's callback: its own frames are not user code."""
+    from framejit import frameeval as fe
+
+    func = getattr(compiled, "__func__", compiled)
+    code = getattr(func, "__code__", None)
+    if isinstance(code, types.CodeType):
+        fe.skip(code)

@@ -1,0 +1,140 @@
+"""The frameeval callback: which frames to capture, recompiles, the cache limit, fallbacks."""
+
+from __future__ import annotations
+
+import logging
+import os
+import sysconfig
+import types
+import warnings
+
+import torch
+
+from framejit import frameeval as fe
+
+from .config import config
+from .convert_frame import convert_frame
+from .exc import BackendCompilerFailed, GraphBreakInFullgraph
+from .logs import logger
+
+log = logger("dynamo")
+
+
+def _dir_of(module) -> str:
+    return os.path.dirname(os.path.abspath(module.__file__))
+
+
+def _skip_dirs() -> tuple[str, ...]:
+    import framejit.frameeval
+    import framejit.guards
+
+    dirs = [
+        _dir_of(torch),
+        os.path.dirname(_dir_of(framejit.frameeval)),  # every framejit package lives beside it
+        os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
+        _dir_of(framejit.guards),
+        sysconfig.get_paths()["stdlib"],
+    ]
+    for name in ("_pytest", "pluggy", "bytecode", "numpy", "sympy", "typing_extensions"):
+        try:
+            dirs.append(_dir_of(__import__(name)))
+        except Exception:
+            pass
+    return tuple(os.path.join(d, "") for d in dirs)
+
+
+_SKIP_DIRS: tuple[str, ...] | None = None
+
+
+def is_skipped_file(filename: str) -> bool:
+    global _SKIP_DIRS
+    if _SKIP_DIRS is None:
+        _SKIP_DIRS = _skip_dirs()
+    if filename.startswith(("<frozen", "<eval_with_key>")):
+        return True
+    return os.path.abspath(filename).startswith(_SKIP_DIRS) if filename[:1] != "<" else False
+
+
+class FrameCallback:
+    """cb(frame, cache) for frameeval: capture on a miss, with the guards as the cache key."""
+
+    def __init__(self, backend, fullgraph: bool = False):
+        self.backend = backend
+        self.fullgraph = fullgraph
+        self._warned_limit: set[types.CodeType] = set()
+
+    def __call__(self, frame, cache):
+        code = frame.f_code
+        if is_skipped_file(code.co_filename):
+            return fe.SKIP_CODE
+        entries = cache.entries if len(cache) else []
+        if len(entries) >= config.cache_size_limit:
+            self._warn_cache_limit(code, entries, frame.f_locals)
+            return None
+        reasons = []
+        if entries:
+            for entry in entries:
+                reason = _failure_reason(entry.check_fn, frame.f_locals)
+                if reason:
+                    reasons.append(reason)
+            logger("recompiles").debug(
+                "Recompiling function %s in %s:%s\n    triggered by the following guard failure(s):\n%s",
+                code.co_name,
+                code.co_filename,
+                code.co_firstlineno,
+                "\n".join(f"    - {r}" for r in reasons),
+            )
+        try:
+            result = convert_frame(
+                code,
+                frame.f_locals,
+                frame.f_globals,
+                frame.f_builtins,
+                frame.closure,
+                backend=self.backend,
+                fullgraph=self.fullgraph,
+                is_recompile=bool(entries),
+                recompile_reasons=reasons,
+            )
+        except (GraphBreakInFullgraph, BackendCompilerFailed):
+            raise
+        except Exception as e:
+            if config.raise_internal_errors:
+                raise
+            log.warning(
+                "framejit: internal error while capturing %s (%s:%s); running it eagerly: %s: %s",
+                code.co_name,
+                code.co_filename,
+                code.co_firstlineno,
+                type(e).__name__,
+                e,
+                exc_info=log.isEnabledFor(logging.DEBUG),
+            )
+            return fe.SKIP_CODE
+        if fe.get_cache_limit() <= config.cache_size_limit:
+            fe.set_cache_limit(config.cache_size_limit + 1)
+        return fe.GuardedCode(result.check_fn, result.code, result.record)
+
+    def _warn_cache_limit(self, code, entries, f_locals) -> None:
+        if code in self._warned_limit:
+            return
+        self._warned_limit.add(code)
+        reason = _failure_reason(entries[0].check_fn, f_locals) or "unknown"
+        warnings.warn(
+            f"framejit: {code.co_name} ({code.co_filename}:{code.co_firstlineno}) hit the cache size "
+            f"limit ({config.cache_size_limit}); it runs eagerly from now on. The guard that keeps "
+            f"failing: {reason}. Raise framejit.graphcapture.config.cache_size_limit, or mark the "
+            "changing dimension dynamic (fj.mark_dynamic).",
+            RuntimeWarning,
+            stacklevel=2,
+        )
+
+
+def _failure_reason(check_fn, f_locals) -> str | None:
+    reason = getattr(check_fn, "failure_reason", None)
+    if reason is None:
+        return None
+    try:
+        return reason(f_locals)
+    except Exception as e:  # a guard that cannot even be evaluated is itself the reason
+        return f"{type(e).__name__}: {e}"

@@ -1,0 +1,186 @@
+"""The FX graph under construction: inputs, parameters, ops with FakeTensor propagation, guards.
+
+One OutputGraph per traced root frame.  Ops are recorded as FX nodes whose example values
+are computed on FakeTensors, so capture never runs real compute.  Any failure of fake
+propagation becomes `Unsupported` (a graph break): the interpreter then runs the op for
+real, which raises eager's exception when there is one.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import torch
+import torch.fx
+from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.utils._pytree import tree_map
+
+from framejit.guards import Guard, GuardKind
+
+from .exc import Unsupported
+from .side_effects import SideEffects
+from .sources import python_identifier, source_name
+
+
+class GraphInput:
+    __slots__ = ("example", "node", "source", "value")
+
+    def __init__(self, source, value, node, example):
+        self.source = source
+        self.value = value
+        self.node = node
+        self.example = example
+
+
+class OutputGraph:
+    def __init__(self, f_globals: dict):
+        self.f_globals = f_globals
+        self.graph = torch.fx.Graph()
+        self.fake_mode = FakeTensorMode(allow_non_fake_inputs=False)
+        self.inputs: dict[str, GraphInput] = {}
+        self.attrs: dict[str, torch.Tensor] = {}
+        self._attr_nodes: dict[int, torch.fx.Node] = {}
+        self.guards: dict[tuple[str, Any], Guard] = {}
+        self.side_effects = SideEffects()
+        self.wrapped: dict[str, Any] = {}  # source name -> tracker (one tracker per source)
+        self.wrapped_by_id: dict[int, tuple[Any, Any]] = {}  # id -> (object, tracker)
+        self._fakes: dict[int, torch.Tensor] = {}
+        self._last_placeholder: torch.fx.Node | None = None
+
+    # ------------------------------------------------------------------ guards
+    def add_guard(self, source, kind: GuardKind, value: Any, origin=None, dynamic_dims=()) -> None:
+        key = (source_name(source), kind)
+        if key not in self.guards:
+            extra = {"dynamic_dims": dynamic_dims} if dynamic_dims else {}
+            self.guards[key] = Guard(source, kind, value, origin=origin, **extra)
+
+    # ------------------------------------------------------------------ inputs
+    def fake(self, tensor: torch.Tensor) -> torch.Tensor:
+        found = self._fakes.get(id(tensor))
+        if found is None:
+            found = self.fake_mode.from_tensor(tensor, static_shapes=True)
+            self._fakes[id(tensor)] = found
+        return found
+
+    def graph_input(self, source, value: torch.Tensor) -> GraphInput:
+        key = source_name(source)
+        found = self.inputs.get(key)
+        if found is not None:
+            return found
+        name = self._unique_name(python_identifier(source))
+        if self._last_placeholder is None:
+            first = next(iter(self.graph.nodes), None)
+            ctx = self.graph.inserting_before(first)
+        else:
+            ctx = self.graph.inserting_after(self._last_placeholder)
+        with ctx:
+            node = self.graph.placeholder(name)
+        self._last_placeholder = node
+        example = self.fake(value)
+        node.meta["example_value"] = example
+        node.meta["source"] = key
+        found = GraphInput(source, value, node, example)
+        self.inputs[key] = found
+        return found
+
+    def get_attr(self, source, value: torch.Tensor) -> torch.fx.Node:
+        """A parameter/buffer of an nn.Module, read through get_attr (autograd reaches it)."""
+        node = self._attr_nodes.get(id(value))
+        if node is not None:
+            return node
+        name = self._unique_name(python_identifier(source))
+        self.attrs[name] = value
+        node = self.graph.get_attr(name)
+        node.meta["example_value"] = self.fake(value)
+        self._attr_nodes[id(value)] = node
+        return node
+
+    def _unique_name(self, base: str) -> str:
+        taken = {n.name for n in self.graph.nodes} | set(self.attrs)
+        name, i = base, 0
+        while name in taken:
+            i += 1
+            name = f"{base}_{i}"
+        return name
+
+    # ------------------------------------------------------------------ ops
+    def run_fake(self, kind: str, target: Any, args: tuple, kwargs: dict) -> Any:
+        try:
+            with self.fake_mode:
+                if kind == "call_method":
+                    return getattr(args[0], target)(*args[1:], **kwargs)
+                return target(*args, **kwargs)
+        except Unsupported:
+            raise
+        except Exception as e:
+            name = target if isinstance(target, str) else getattr(target, "__name__", repr(target))
+            raise Unsupported(f"{name}: {type(e).__name__} during fake propagation: {e}") from e
+
+    def create_node(self, kind: str, target: Any, args: tuple, kwargs: dict, example: Any):
+        node = self.graph.create_node(kind, target, args, kwargs)
+        node.meta["example_value"] = example
+        return node
+
+    def call_op(self, kind: str, target: Any, args: list, kwargs: dict):
+        """Record `target(*args, **kwargs)` (variable trackers) and wrap its result."""
+        from .variables.tensor import wrap_op_result
+
+        proxy_args = tuple(a.as_proxy() for a in args)
+        proxy_kwargs = {k: v.as_proxy() for k, v in kwargs.items()}
+        fake_args = tuple(a.as_example() for a in args)
+        fake_kwargs = {k: v.as_example() for k, v in kwargs.items()}
+        example = self.run_fake(kind, target, fake_args, fake_kwargs)
+        node = self.create_node(kind, target, proxy_args, proxy_kwargs, example)
+        return wrap_op_result(self, node, example)
+
+    def getitem_node(self, node, index: int, example):
+        return self.create_node("call_function", operator.getitem, (node, index), {}, example)
+
+    def count_calls(self) -> int:
+        return sum(1 for n in self.graph.nodes if n.op in ("call_function", "call_method", "call_module"))
+
+    # ------------------------------------------------------------------ finishing
+    def build_graph_module(self, outputs: list[torch.fx.Node]) -> torch.fx.GraphModule:
+        graph = self.graph
+        graph.output(tuple(outputs))
+        root = torch.nn.Module()
+        for name, value in self.attrs.items():
+            if isinstance(value, torch.nn.Parameter):
+                root.register_parameter(name, value)
+            else:
+                root.register_buffer(name, value)
+        graph.eliminate_dead_code(is_impure_node=_is_impure)
+        gm = torch.fx.GraphModule(root, graph, class_name="GraphModule")
+        return gm
+
+
+def _is_impure(node: torch.fx.Node) -> bool:
+    if node.op in ("placeholder", "output"):
+        return True
+    name = node.target if isinstance(node.target, str) else getattr(node.target, "__name__", "")
+    if any(word in name for word in _RANDOM_WORDS):
+        return True  # unused random ops still advance the generator, as in eager
+    if node.op == "call_method":
+        return name.endswith("_") or name in _IMPURE_METHODS
+    if node.op == "call_function":
+        if node.target in _IMPURE_FUNCTIONS:
+            return True
+        if name.endswith("_") and not name.startswith("__"):
+            return True
+        kwargs_out = node.kwargs.get("out")
+        return kwargs_out is not None
+    return False
+
+
+_RANDOM_WORDS = ("rand", "dropout", "bernoulli", "normal", "multinomial", "uniform", "exponential")
+_IMPURE_METHODS = {"copy_", "__setitem__", "backward"}
+_IMPURE_FUNCTIONS = {
+    operator.setitem,
+    torch._C._set_grad_enabled,
+    torch.manual_seed,
+}
+
+
+def tree_proxies(value):
+    return tree_map(lambda v: v.as_proxy(), value)

@@ -1,0 +1,79 @@
+"""Resume functions: the rest of a frame after a graph break, as a new code object.
+
+`__resume_at_<offset>_<n>(stack values..., live locals...)` is a copy of the original
+code with a prologue that pushes the saved stack (NULLs recreated) and jumps to
+`offset`.  Being a new function, its first call is intercepted and captured again.
+"""
+
+from __future__ import annotations
+
+import inspect
+import types
+from dataclasses import dataclass
+
+from bytecode import Instr, Label
+
+from .bytecode_cache import original_bytecode
+
+
+@dataclass
+class ResumeFunction:
+    name: str
+    code: types.CodeType
+    stack_args: int  # how many stack values it takes (NULLs excluded)
+    live_locals: tuple[str, ...]
+
+
+_cache: dict[tuple, ResumeFunction] = {}
+
+
+def clear_cache() -> None:
+    _cache.clear()
+
+
+def stack_arg_name(i: int) -> str:
+    return f"___stack{i}"
+
+
+def make_resume_function(
+    code: types.CodeType,
+    offset: int,
+    stack_nulls: tuple[bool, ...],
+    live_locals: tuple[str, ...],
+    new_name,
+) -> ResumeFunction:
+    key = (code, offset, stack_nulls, live_locals)
+    found = _cache.get(key)
+    if found is not None:
+        return found
+    original = original_bytecode(code)
+    target = original.position_of_offset[offset]
+    label = Label()
+    items = original.items
+    prologue: list = []
+    arg_names: list[str] = []
+    for is_null in stack_nulls:
+        if is_null:
+            prologue.append(Instr("PUSH_NULL"))
+        else:
+            name = stack_arg_name(len(arg_names))
+            arg_names.append(name)
+            prologue.append(Instr("LOAD_FAST", name))
+    stack_args = len(arg_names)
+    arg_names.extend(live_locals)
+    prologue.append(Instr("JUMP_FORWARD", label))
+    prefix_end = original.prefix_end
+    new_items = [*items[:prefix_end], *prologue, *items[prefix_end:target], label, *items[target:]]
+    name = new_name(offset)
+    bc = original.new_bytecode(new_items)
+    bc.argnames = arg_names
+    bc.argcount = len(arg_names)
+    bc.posonlyargcount = 0
+    bc.kwonlyargcount = 0
+    bc.flags &= ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
+    bc.name = name
+    bc.qualname = name
+    bc.docstring = None
+    result = ResumeFunction(name, bc.to_code(), stack_args, live_locals)
+    _cache[key] = result
+    return result

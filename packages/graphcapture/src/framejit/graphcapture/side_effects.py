@@ -1,0 +1,108 @@
+"""Mutations the trace made to objects that exist outside it, replayed by the generated code.
+
+Tracing never mutates real objects: list/dict changes, attribute stores and global
+stores are recorded here, seen by later reads in the same trace, and replayed right
+after the compiled graph runs (before any graph-break instruction), in program order.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from .exc import Unsupported
+
+if TYPE_CHECKING:
+    from .codegen import PyCodegen
+    from .variables.base import VariableTracker
+
+
+class SideEffects:
+    def __init__(self) -> None:
+        self._order: list[tuple[str, Any]] = []
+        self._containers: dict[int, VariableTracker] = {}
+        self._attrs: dict[tuple[int, str], tuple[VariableTracker, VariableTracker]] = {}
+        self._globals: dict[str, VariableTracker] = {}
+
+    def __bool__(self) -> bool:
+        return bool(self._order)
+
+    def mutated(self, container: VariableTracker) -> None:
+        if container.source is None:
+            return  # made by the trace: rebuilt from its final contents when needed
+        if id(container) not in self._containers:
+            self._containers[id(container)] = container
+            self._order.append(("container", container))
+
+    def store_attr(self, obj: VariableTracker, name: str, value: VariableTracker) -> None:
+        if getattr(obj, "source", None) is None:
+            raise Unsupported(f"attribute store on an object without a source ({obj})")
+        key = (id(obj), name)
+        if key not in self._attrs:
+            self._order.append(("attr", key))
+        self._attrs[key] = (obj, value)
+
+    def pending_attr(self, obj: VariableTracker, name: str) -> VariableTracker | None:
+        found = self._attrs.get((id(obj), name))
+        return None if found is None else found[1]
+
+    def store_global(self, name: str, value: VariableTracker) -> None:
+        if name not in self._globals:
+            self._order.append(("global", name))
+        self._globals[name] = value
+
+    def pending_global(self, name: str) -> VariableTracker | None:
+        return self._globals.get(name)
+
+    def values(self) -> list[VariableTracker]:
+        """Every tracker whose value the replay needs (to collect graph outputs)."""
+        out: list[VariableTracker] = []
+        for kind, key in self._order:
+            if kind == "container":
+                out.append(key)
+            elif kind == "attr":
+                out.append(self._attrs[key][1])
+            else:
+                out.append(self._globals[key])
+        return out
+
+    def codegen(self, cg: PyCodegen) -> None:
+        for kind, key in self._order:
+            if kind == "container":
+                _replay_container(cg, key)
+            elif kind == "attr":
+                obj, value = self._attrs[key]
+                value.reconstruct(cg)
+                cg.load_source(obj.source)
+                cg.store_attr(key[1])
+            else:
+                self._globals[key].reconstruct(cg)
+                cg.store_global(key)
+
+
+def _replay_container(cg: PyCodegen, container) -> None:
+    from .variables.containers import DictVariable, ListVariable
+
+    if isinstance(container, ListVariable):
+        # src[:] = [items]
+        container._build(cg)
+        cg.load_source(container.source)
+        cg.load_const(None)
+        cg.load_const(None)
+        cg.build_slice(2)
+        cg.store_subscr()
+    elif isinstance(container, DictVariable):
+        # src.clear(); src.update({items})
+        cg.load_source(container.source)
+        cg.load_method("clear")
+        cg.call_method(0)
+        cg.pop_top()
+        cg.load_source(container.source)
+        cg.load_method("update")
+        for k, v in container.items.items():
+            cg.load_const(k)
+            v.reconstruct(cg)
+        cg.build_map(len(container.items))
+        cg.call_method(1)
+        cg.pop_top()
+    else:
+        raise Unsupported(f"cannot replay mutation of {container}")

@@ -1,0 +1,86 @@
+"""Adapter over framejit.guards' Source classes: building sources and emitting code that loads them."""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Any
+
+from framejit.guards import AttrSource, GlobalSource, ItemSource, LocalSource
+
+if TYPE_CHECKING:
+    from .codegen import PyCodegen
+
+__all__ = [
+    "AttrSource",
+    "GlobalSource",
+    "ItemSource",
+    "LocalSource",
+    "emit_load",
+    "param_source",
+    "source_name",
+]
+
+
+def _field(obj: Any, *names: str) -> Any:
+    for name in names:
+        if hasattr(obj, name):
+            return getattr(obj, name)
+    raise AttributeError(f"{type(obj).__name__} has none of {names}")
+
+
+def source_name(source: Any) -> str:
+    """The rendered form, e.g. G['torch'].abs ; used as a key and in messages."""
+    name = getattr(source, "name", None)
+    if callable(name):
+        return name()
+    return str(source)
+
+
+def param_source(module_source: Any, name: str, buffer: bool) -> Any:
+    """A module's parameter/buffer: base._parameters['w'] (a dict read, faster than getattr)."""
+    try:
+        from framejit.guards.source import BufferSource, ParamSource
+    except ImportError:
+        return AttrSource(module_source, name)
+    return (BufferSource if buffer else ParamSource)(module_source, name)
+
+
+def emit_load(cg: PyCodegen, source: Any) -> None:
+    table = getattr(type(source), "table", None)
+    if table is not None and hasattr(source, "param_name"):
+        emit_load(cg, source.base)
+        cg.load_attr(table)
+        cg.load_const(source.param_name)
+        cg.binary_subscr()
+    elif isinstance(source, LocalSource):
+        cg.load_local(_field(source, "local_name", "name_", "name"))
+    elif isinstance(source, GlobalSource):
+        cg.load_global(_field(source, "global_name", "name_", "name"))
+    elif isinstance(source, AttrSource):
+        emit_load(cg, _field(source, "base"))
+        cg.load_attr(_field(source, "member", "attr", "name_"))
+    elif isinstance(source, ItemSource):
+        emit_load(cg, _field(source, "base"))
+        cg.load_const(_field(source, "index", "key"))
+        cg.binary_subscr()
+    else:
+        from .exc import Unsupported
+
+        raise Unsupported(f"cannot load source {source_name(source)} in generated code")
+
+
+def python_identifier(source: Any) -> str:
+    """A readable identifier for a source: L['a'] -> a, L['self'].fc.weight -> self_fc_weight."""
+    text = source_name(source)
+    out = []
+    for ch in text:
+        out.append(ch if ch.isalnum() else "_")
+    name = "".join(out)
+    while "__" in name:
+        name = name.replace("__", "_")
+    name = name.strip("_")
+    for prefix in ("L_",):
+        if name.startswith(prefix):
+            name = name[len(prefix) :]
+    if not name or name[0].isdigit():
+        name = "v_" + name
+    return name

@@ -1,0 +1,695 @@
+"""The symbolic interpreter of CPython bytecode: one handler method per opcode.
+
+`InstructionTranslatorBase` holds the handlers; dispatch is by handler name (version
+aliases in `pyversion`), and an opcode without a handler raises `Unsupported`, which
+becomes a graph break.  `InstructionTranslator` traces a root frame: an `Unsupported`
+there restarts the analysis with orders to stop at that instruction, where `breaks`
+generates the graph-break code.  `InliningTranslator` traces a called user function
+inside its caller; whatever it cannot handle propagates to the caller's CALL.
+"""
+
+from __future__ import annotations
+
+import operator
+import sys
+import types
+from typing import Any
+
+from . import pyversion
+from .config import config
+from .exc import RestartAnalysis, Unsupported
+from .instructions import DecodedCode, Inst, decode
+from .sources import GlobalSource, LocalSource
+from .variables import (
+    CellVariable,
+    ConstantVariable,
+    DictVariable,
+    IteratorVariable,
+    ListVariable,
+    NestedUserFunctionVariable,
+    NullVariable,
+    SliceVariable,
+    TensorVariable,
+    TupleVariable,
+    VariableTracker,
+    wrap,
+)
+from .variables.builtins import BuiltinVariable, binary_op, getitem, unary_op
+from .variables.containers import BaseListVariable
+from .variables.objects import (
+    GradModeVariable,
+    NNModuleVariable,
+    PythonModuleVariable,
+    UserDefinedClassVariable,
+    UserDefinedObjectVariable,
+    WithExitVariable,
+)
+
+
+class LazyVariable(VariableTracker):
+    """A root-frame argument not looked at yet: no guard until the trace reads it."""
+
+    def __init__(self, value: Any, source):
+        self.value = value
+        self.source = source
+
+
+class MethodRef(VariableTracker):
+    """What LOAD_METHOD pushes: `obj.name`, resolved when called (rebuilt as obj.name)."""
+
+    def __init__(self, obj: VariableTracker, name: str):
+        self.obj = obj
+        self.name = name
+
+    def call_function(self, tx, args, kwargs) -> VariableTracker:
+        return self.obj.call_method(tx, self.name, args, kwargs)
+
+    def reconstruct(self, cg) -> None:
+        self.obj.reconstruct(cg)
+        cg.load_attr(self.name)
+
+
+class SuperVariable(VariableTracker):
+    def __init__(self, cls: type, obj: VariableTracker):
+        self.cls = cls
+        self.obj = obj
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        from .variables.functions import UserMethodVariable
+
+        obj_type = self.obj.python_type()
+        mro = obj_type.__mro__
+        for klass in mro[mro.index(self.cls) + 1 :]:
+            if name in klass.__dict__:
+                attr = klass.__dict__[name]
+                if isinstance(attr, types.FunctionType):
+                    return UserMethodVariable(attr, self.obj)
+                raise Unsupported(f"super().{name} is not a plain method")
+        raise Unsupported(f"AttributeError: super() has no {name!r}")
+
+
+def _handler_table(cls) -> dict[str, Any]:
+    return {name: getattr(cls, name) for name in dir(cls) if name.isupper()}
+
+
+class InstructionTranslatorBase:
+    def __init__(self, code, f_globals, f_builtins, symbolic_locals, cells, output, parent=None):
+        self.code: types.CodeType = code
+        self.decoded: DecodedCode = decode(code)
+        self.insts: list[Inst] = self.decoded.insts
+        self.f_globals = f_globals
+        self.f_builtins = f_builtins if isinstance(f_builtins, dict) else vars(f_builtins)
+        self.symbolic_locals: dict[str, VariableTracker] = symbolic_locals
+        self.cells: dict[str, CellVariable] = cells
+        self.output = output
+        self.parent = parent
+        self.stack: list[VariableTracker] = []
+        self.ip = 0
+        self.current: Inst | None = None
+        self.kw_names: tuple = ()
+        self.done = False
+        self.return_value: VariableTracker | None = None
+        self.depth = 0 if parent is None else parent.depth + 1
+        self.root = self if parent is None else parent.root
+
+    dispatch: dict[str, Any] = {}
+
+    # ------------------------------------------------------------------ helpers
+    def origin(self) -> str:
+        lineno = self.current.lineno if self.current is not None else self.code.co_firstlineno
+        return f"{self.code.co_filename}:{lineno} in {self.code.co_name}"
+
+    def push(self, vt: VariableTracker) -> None:
+        self.stack.append(vt)
+
+    def pop(self) -> VariableTracker:
+        return self.stack.pop()
+
+    def popn(self, n: int) -> list[VariableTracker]:
+        if n == 0:
+            return []
+        items = self.stack[-n:]
+        del self.stack[-n:]
+        return items
+
+    def step(self) -> None:
+        inst = self.insts[self.ip]
+        self.current = inst
+        self.ip += 1
+        handler = self.dispatch.get(inst.opname)
+        if handler is None:
+            raise Unsupported(f"opcode {inst.realname} is not supported")
+        self.root.count_instruction()
+        handler(self, inst)
+
+    def jump(self, inst: Inst) -> None:
+        self.ip = inst.target
+
+    def global_source(self, name: str):
+        """A source that guards can evaluate with the *root* frame's globals."""
+        root_globals = self.root.f_globals
+        if self.f_globals is root_globals:
+            return GlobalSource(name)
+        return self.root.module_alias_source(self.f_globals, name)
+
+    # ------------------------------------------------------------------ trivia
+    def NOP(self, inst):
+        pass
+
+    RESUME = NOP
+    PRECALL = NOP
+    COPY_FREE_VARS = NOP
+    EXTENDED_ARG = NOP
+    CACHE = NOP
+
+    def MAKE_CELL(self, inst):
+        name = inst.argval
+        if name not in self.cells:
+            value = self.symbolic_locals.pop(name, None)
+            if isinstance(value, LazyVariable):
+                value = wrap(self, value.value, value.source)
+            self.cells[name] = CellVariable(value)
+
+    def POP_TOP(self, inst):
+        self.pop()
+
+    def PUSH_NULL(self, inst):
+        self.push(NullVariable())
+
+    def COPY(self, inst):
+        self.push(self.stack[-inst.arg])
+
+    def SWAP(self, inst):
+        self.stack[-1], self.stack[-inst.arg] = self.stack[-inst.arg], self.stack[-1]
+
+    def KW_NAMES(self, inst):
+        self.kw_names = inst.argval
+
+    # ------------------------------------------------------------------ loads/stores
+    def LOAD_CONST(self, inst):
+        value = inst.argval
+        if isinstance(value, types.CodeType):
+            self.push(ConstantVariable(value))
+        else:
+            self.push(ConstantVariable(value))
+
+    def LOAD_FAST(self, inst):
+        name = inst.argval
+        vt = self.symbolic_locals.get(name)
+        if vt is None:
+            raise Unsupported(f"UnboundLocalError: local {name!r} read before assignment")
+        if isinstance(vt, LazyVariable):
+            vt = wrap(self, vt.value, vt.source)
+            self.symbolic_locals[name] = vt
+        self.push(vt)
+
+    def STORE_FAST(self, inst):
+        self.symbolic_locals[inst.argval] = self.pop()
+
+    def DELETE_FAST(self, inst):
+        if inst.argval not in self.symbolic_locals:
+            raise Unsupported(f"UnboundLocalError: del of unbound {inst.argval!r}")
+        del self.symbolic_locals[inst.argval]
+
+    def LOAD_GLOBAL(self, inst):
+        name = inst.argval
+        if pyversion.load_global_pushes_null(inst.arg):
+            self.push(NullVariable())
+        self.push(self.load_global(name))
+
+    def load_global(self, name: str) -> VariableTracker:
+        if self.f_globals is self.root.f_globals:
+            pending = self.output.side_effects.pending_global(name)
+            if pending is not None:
+                return pending
+        if name in self.f_globals:
+            return wrap(self, self.f_globals[name], self.global_source(name))
+        if name in self.f_builtins:
+            return wrap(self, self.f_builtins[name], None)
+        raise Unsupported(f"NameError: name {name!r} is not defined")
+
+    def STORE_GLOBAL(self, inst):
+        value = self.pop()
+        if self.f_globals is not self.root.f_globals:
+            raise Unsupported("global store in a function of another module")
+        self.output.side_effects.store_global(inst.argval, value)
+
+    def LOAD_DEREF(self, inst):
+        cell = self.cells.get(inst.argval)
+        if cell is None:
+            raise Unsupported(f"free variable {inst.argval!r} of the compiled frame")
+        self.push(cell.load(self))
+
+    def STORE_DEREF(self, inst):
+        value = self.pop()
+        cell = self.cells.get(inst.argval)
+        if cell is None:
+            raise Unsupported(f"store to free variable {inst.argval!r} of the compiled frame")
+        cell.store(self, value)
+
+    def LOAD_CLOSURE(self, inst):
+        cell = self.cells.get(inst.argval)
+        if cell is None:
+            raise Unsupported(f"closure over {inst.argval!r} of the compiled frame")
+        self.push(cell)
+
+    def LOAD_ATTR(self, inst):
+        obj = self.pop()
+        self.push(obj.var_getattr(self, inst.argval))
+
+    def STORE_ATTR(self, inst):
+        obj = self.pop()
+        value = self.pop()
+        self.store_attr(obj, inst.argval, value)
+
+    def store_attr(self, obj: VariableTracker, name: str, value: VariableTracker) -> None:
+        if isinstance(obj, (NNModuleVariable, UserDefinedObjectVariable)):
+            self.output.side_effects.store_attr(obj, name, value)
+            return
+        raise Unsupported(f"attribute store on {obj}")
+
+    def LOAD_METHOD(self, inst):
+        obj = self.pop()
+        self.push(NullVariable())
+        self.push(MethodRef(obj, inst.argval))
+
+    def IMPORT_NAME(self, inst):
+        fromlist = self.pop().as_python_constant()
+        level = self.pop().as_python_constant()
+        name = inst.argval
+        if level != 0 or name not in sys.modules:
+            raise Unsupported(f"import of {name!r} (not already imported)")
+        module = __import__(name, self.f_globals, None, fromlist, level)
+        self.push(PythonModuleVariable(module))
+
+    def IMPORT_FROM(self, inst):
+        module = self.stack[-1]
+        self.push(module.var_getattr(self, inst.argval))
+
+    # ------------------------------------------------------------------ calls
+    def CALL(self, inst):
+        nargs = inst.arg
+        args = self.popn(nargs)
+        first, second = self.popn(2)
+        if isinstance(first, NullVariable):
+            fn = second
+        else:
+            fn, args = first, [second, *args]
+        kw_names = self.kw_names
+        self.kw_names = ()
+        kwargs = {}
+        if kw_names:
+            kwargs = dict(zip(kw_names, args[-len(kw_names) :], strict=True))
+            args = args[: -len(kw_names)]
+        self.push(self.call_function(fn, args, kwargs))
+
+    def CALL_FUNCTION_EX(self, inst):
+        kwargs_vt = self.pop() if inst.arg & 1 else None
+        args_vt = self.pop()
+        fn = self.pop()
+        null = self.pop()
+        if not isinstance(null, NullVariable):
+            raise Unsupported("CALL_FUNCTION_EX without NULL")
+        args = args_vt.unpack(self)
+        kwargs = {}
+        if kwargs_vt is not None:
+            if not isinstance(kwargs_vt, DictVariable):
+                raise Unsupported("**kwargs that is not a dict")
+            kwargs = dict(kwargs_vt.items)
+        self.push(self.call_function(fn, args, kwargs))
+
+    def call_function(self, fn: VariableTracker, args: list, kwargs: dict) -> VariableTracker:
+        return fn.call_function(self, args, kwargs)
+
+    def inline_user_function(self, fn_vt, args, kwargs) -> VariableTracker:
+        if self.depth >= config.max_inline_depth:
+            raise Unsupported("inlining too deep (recursion?)")
+        code = fn_vt.get_code()
+        bound, cells = fn_vt.bind(self, args, kwargs)
+        tracer = InliningTranslator(
+            code, fn_vt.get_globals(), self.root.f_builtins, bound, cells, self.output, parent=self
+        )
+        if code.co_flags & (0x20 | 0x80 | 0x100 | 0x200):  # generator, coroutine, async gen
+            if code.co_flags & 0x20 and not code.co_flags & (0x80 | 0x200):
+                return tracer.run_generator()
+            raise Unsupported("inlining a coroutine/async generator")
+        return tracer.run_inline()
+
+    def MAKE_FUNCTION(self, inst):
+        code = self.pop().as_python_constant()
+        flags = inst.arg
+        closure = self.pop().unpack(self) if flags & 0x08 else []
+        if flags & 0x04:
+            self.pop()  # annotations
+        kwdefaults = dict(self.pop().items) if flags & 0x02 else {}
+        defaults = self.pop().unpack(self) if flags & 0x01 else []
+        self.push(
+            NestedUserFunctionVariable(code, self.f_globals, defaults, kwdefaults, closure, code.co_qualname)
+        )
+
+    # ------------------------------------------------------------------ operators
+    def BINARY_OP(self, inst):
+        b = self.pop()
+        a = self.pop()
+        op = pyversion.BINARY_OPS[inst.arg]
+        self.push(binary_op(self, op, a, b))
+
+    def COMPARE_OP(self, inst):
+        b = self.pop()
+        a = self.pop()
+        self.push(binary_op(self, pyversion.COMPARE_OPS[inst.argval], a, b))
+
+    def IS_OP(self, inst):
+        b = self.pop()
+        a = self.pop()
+        op = operator.is_not if inst.arg else operator.is_
+        if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
+            from .variables.builtins import identity_compare
+
+            self.push(identity_compare(self, op, a, b))
+            return
+        self.push(binary_op(self, op, a, b))
+
+    def CONTAINS_OP(self, inst):
+        container = self.pop()
+        needle = self.pop()
+        if isinstance(container, DictVariable) or isinstance(container, BaseListVariable):
+            result = container.call_method(self, "__contains__", [needle], {})
+        elif container.is_python_constant() and needle.is_python_constant():
+            from .variables.base import fold
+
+            result = ConstantVariable(fold(operator.contains, container.as_python_constant(), needle.as_python_constant()))
+        else:
+            raise Unsupported(f"`in` on {container}")
+        value = result.as_python_constant()
+        self.push(ConstantVariable(not value if inst.arg else value))
+
+    def UNARY_NEGATIVE(self, inst):
+        self.push(unary_op(self, operator.neg, self.pop()))
+
+    def UNARY_POSITIVE(self, inst):
+        self.push(unary_op(self, operator.pos, self.pop()))
+
+    def UNARY_INVERT(self, inst):
+        self.push(unary_op(self, operator.invert, self.pop()))
+
+    def UNARY_NOT(self, inst):
+        self.push(unary_op(self, operator.not_, self.pop()))
+
+    def BINARY_SUBSCR(self, inst):
+        index = self.pop()
+        obj = self.pop()
+        self.push(getitem(self, obj, index))
+
+    def STORE_SUBSCR(self, inst):
+        index = self.pop()
+        obj = self.pop()
+        value = self.pop()
+        obj.call_method(self, "__setitem__", [index, value], {})
+
+    def DELETE_SUBSCR(self, inst):
+        index = self.pop()
+        obj = self.pop()
+        obj.call_method(self, "__delitem__", [index], {})
+
+    # ------------------------------------------------------------------ building
+    def BUILD_TUPLE(self, inst):
+        self.push(TupleVariable(self.popn(inst.arg)))
+
+    def BUILD_LIST(self, inst):
+        self.push(ListVariable(self.popn(inst.arg)))
+
+    def BUILD_MAP(self, inst):
+        items = self.popn(2 * inst.arg)
+        result = {}
+        for k, v in zip(items[::2], items[1::2], strict=True):
+            result[k.as_python_constant()] = v
+        self.push(DictVariable(result))
+
+    def BUILD_CONST_KEY_MAP(self, inst):
+        keys = self.pop().as_python_constant()
+        values = self.popn(inst.arg)
+        self.push(DictVariable(dict(zip(keys, values, strict=True))))
+
+    def BUILD_SLICE(self, inst):
+        parts = self.popn(inst.arg)
+        if len(parts) == 2:
+            parts.append(ConstantVariable(None))
+        self.push(SliceVariable(*parts))
+
+    def BUILD_STRING(self, inst):
+        parts = self.popn(inst.arg)
+        self.push(ConstantVariable("".join(p.as_python_constant() for p in parts)))
+
+    def FORMAT_VALUE(self, inst):
+        spec = self.pop().as_python_constant() if inst.arg & 0x04 else ""
+        value = self.pop()
+        if not value.is_python_constant():
+            raise Unsupported(f"f-string of {value}")
+        conv = inst.arg & 0x03
+        raw = value.as_python_constant()
+        raw = {0: raw, 1: str(raw), 2: repr(raw), 3: ascii(raw)}[conv]
+        from .variables.base import fold
+
+        self.push(ConstantVariable(fold(format, raw, spec)))
+
+    def LIST_APPEND(self, inst):
+        value = self.pop()
+        target = self.stack[-inst.arg]
+        target.items.append(value)
+
+    def LIST_EXTEND(self, inst):
+        value = self.pop()
+        target = self.stack[-inst.arg]
+        target.items.extend(value.unpack(self))
+
+    def LIST_TO_TUPLE(self, inst):
+        self.push(TupleVariable(self.pop().unpack(self)))
+
+    def MAP_ADD(self, inst):
+        value = self.pop()
+        key = self.pop()
+        self.stack[-inst.arg].items[key.as_python_constant()] = value
+
+    def DICT_UPDATE(self, inst):
+        other = self.pop()
+        target = self.stack[-inst.arg]
+        if not isinstance(other, DictVariable):
+            raise Unsupported("dict update from a non-dict")
+        target.items.update(other.items)
+
+    DICT_MERGE = DICT_UPDATE
+
+    def UNPACK_SEQUENCE(self, inst):
+        seq = self.pop()
+        items = seq.unpack(self)
+        if len(items) != inst.arg:
+            raise Unsupported(f"ValueError: unpacking {len(items)} values into {inst.arg}")
+        for item in reversed(items):
+            self.push(item)
+
+    def UNPACK_EX(self, inst):
+        items = self.pop().unpack(self)
+        before, after = inst.arg & 0xFF, inst.arg >> 8
+        if len(items) < before + after:
+            raise Unsupported("ValueError: not enough values to unpack")
+        middle = ListVariable(items[before : len(items) - after])
+        result = [*items[:before], middle, *items[len(items) - after :]]
+        for item in reversed(result):
+            self.push(item)
+
+    # ------------------------------------------------------------------ control flow
+    def JUMP(self, inst):
+        self.jump(inst)
+
+    def _truth(self, vt: VariableTracker) -> bool:
+        return vt.truth(self)
+
+    def POP_JUMP_IF_FALSE(self, inst):
+        value = self.stack[-1]
+        truth = self._truth(value)
+        self.pop()
+        if not truth:
+            self.jump(inst)
+
+    def POP_JUMP_IF_TRUE(self, inst):
+        value = self.stack[-1]
+        truth = self._truth(value)
+        self.pop()
+        if truth:
+            self.jump(inst)
+
+    def POP_JUMP_IF_NONE(self, inst):
+        value = self.stack[-1]
+        is_none = self._is_none(value)
+        self.pop()
+        if is_none:
+            self.jump(inst)
+
+    def POP_JUMP_IF_NOT_NONE(self, inst):
+        value = self.stack[-1]
+        is_none = self._is_none(value)
+        self.pop()
+        if not is_none:
+            self.jump(inst)
+
+    @staticmethod
+    def _is_none(vt: VariableTracker) -> bool:
+        if isinstance(vt, ConstantVariable):
+            return vt.value is None
+        return False
+
+    def JUMP_IF_FALSE_OR_POP(self, inst):
+        if not self._truth(self.stack[-1]):
+            self.jump(inst)
+        else:
+            self.pop()
+
+    def JUMP_IF_TRUE_OR_POP(self, inst):
+        if self._truth(self.stack[-1]):
+            self.jump(inst)
+        else:
+            self.pop()
+
+    def GET_ITER(self, inst):
+        obj = self.pop()
+        if isinstance(obj, IteratorVariable):
+            self.push(obj)
+            return
+        self.push(IteratorVariable(obj.unpack(self)))
+
+    def FOR_ITER(self, inst):
+        it = self.stack[-1]
+        if not isinstance(it, IteratorVariable):
+            raise Unsupported(f"for loop over {it}")
+        item = it.next(self)
+        if item is None:
+            self.pop()
+            self.jump(inst)
+        else:
+            self.push(item)
+
+    def BEFORE_WITH(self, inst):
+        ctx = self.pop()
+        if not isinstance(ctx, GradModeVariable):
+            raise Unsupported(f"with-block over {ctx}")
+        self.push(WithExitVariable(ctx))
+        ctx.enter(self)
+        self.push(ConstantVariable(None))
+
+    def RAISE_VARARGS(self, inst):
+        raise Unsupported("raise statement in traced code")
+
+    def LOAD_ASSERTION_ERROR(self, inst):
+        self.push(BuiltinVariable(AssertionError))
+
+    def RETURN_GENERATOR(self, inst):
+        self.push(ConstantVariable(None))
+
+    def make_super(self, args) -> VariableTracker:
+        if args:
+            cls = args[0].as_python_constant()
+            obj = args[1]
+        else:
+            cell = self.cells.get("__class__")
+            if cell is None or not self.code.co_argcount:
+                raise Unsupported("zero-argument super() outside a method")
+            cls = cell.load(self).as_python_constant()
+            obj = self.symbolic_locals[self.code.co_varnames[0]]
+        return SuperVariable(cls, obj)
+
+
+class InliningTranslator(InstructionTranslatorBase):
+    """Traces a user function called from the frame; its result goes back to the caller."""
+
+    def run_inline(self) -> VariableTracker:
+        while not self.done:
+            self.step()
+        return self.return_value
+
+    def run_generator(self) -> VariableTracker:
+        self.yielded: list[VariableTracker] = []
+        while not self.done:
+            self.step()
+        return IteratorVariable(self.yielded)
+
+    def RETURN_VALUE(self, inst):
+        self.return_value = self.pop()
+        self.done = True
+
+    def YIELD_VALUE(self, inst):
+        if not hasattr(self, "yielded"):
+            raise Unsupported("yield outside an inlined generator")
+        self.yielded.append(self.pop())
+        self.push(ConstantVariable(None))
+
+
+InstructionTranslatorBase.dispatch = _handler_table(InstructionTranslatorBase)
+InliningTranslator.dispatch = _handler_table(InliningTranslator)
+
+
+class InstructionTranslator(InstructionTranslatorBase):
+    """Traces the root frame; a graph break stops it at `break_at` (offset, visit)."""
+
+    def __init__(self, code, f_globals, f_builtins, f_locals, closure, output, break_at=None):
+        symbolic_locals: dict[str, VariableTracker] = {}
+        for name, value in f_locals.items():
+            symbolic_locals[name] = LazyVariable(value, LocalSource(name))
+        super().__init__(code, f_globals, f_builtins, symbolic_locals, {}, output)
+        self.break_at = break_at  # (offset, visit count, reason)
+        self.visits: dict[int, int] = {}
+        self.instruction_count = 0
+        self.break_inst: Inst | None = None
+        self.aliases: dict[str, Any] = {}
+
+    def count_instruction(self) -> None:
+        self.instruction_count += 1
+        if self.instruction_count > config.max_traced_instructions:
+            from .exc import SkipFrame
+
+            raise SkipFrame("too many instructions traced (huge unrolled loop?)")
+
+    def module_alias_source(self, module_globals: dict, name: str):
+        """Globals of another module, reached as G['__framejit_import_<module>'].<name>."""
+        from .sources import AttrSource
+
+        module_name = module_globals.get("__name__")
+        module = sys.modules.get(module_name) if module_name else None
+        if module is None or vars(module) is not module_globals:
+            return None
+        alias = "__framejit_import_" + module_name.replace(".", "_dot_")
+        self.aliases[alias] = module
+        self.f_globals.setdefault(alias, module)
+        return AttrSource(GlobalSource(alias), name)
+
+    def run(self) -> None:
+        insts = self.insts
+        break_at = self.break_at
+        visits = self.visits
+        while not self.done:
+            inst = insts[self.ip]
+            visit = visits[inst.offset] = visits.get(inst.offset, 0) + 1
+            if break_at is not None and inst.offset == break_at[0] and visit == break_at[1]:
+                self.break_inst = inst
+                self.current = inst
+                return
+            try:
+                self.step()
+            except Unsupported as e:
+                raise RestartAnalysis(inst.offset, e.reason, inst.lineno, visit) from e
+
+    def RETURN_VALUE(self, inst):
+        self.return_value = self.pop()
+        self.done = True
+
+    def LOAD_DEREF(self, inst):
+        if inst.argval in self.code.co_freevars and inst.argval not in self.cells:
+            raise Unsupported(
+                f"free variable {inst.argval!r} of the compiled frame (closures are not guarded yet)"
+            )
+        super().LOAD_DEREF(inst)
+
+
+InstructionTranslator.dispatch = _handler_table(InstructionTranslator)
+
+__all__ = ["InliningTranslator", "InstructionTranslator", "InstructionTranslatorBase", "LazyVariable"]

@@ -1,0 +1,278 @@
+"""Wrap a real value reached through a Source into a tracker, installing the guards it needs.
+
+Guards are installed only for values the trace actually touches (lazily, as torch does):
+a tensor gets TENSOR_MATCH, a constant EQUALS_MATCH, functions/modules/classes ID_MATCH,
+containers TYPE_MATCH plus their length or keys, other objects TYPE_MATCH.
+"""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import types
+from typing import Any
+
+import torch
+
+from framejit.guards import GuardKind
+
+from ..exc import Unsupported
+from ..sources import AttrSource, ItemSource, param_source, source_name
+from .base import ConstantVariable, VariableTracker, is_constant_value
+from .builtins import BuiltinVariable
+from .containers import DictVariable, ListVariable, SizeVariable, TupleVariable
+from .functions import PartialVariable, UserFunctionVariable, UserMethodVariable
+from .objects import (
+    NNModuleVariable,
+    PythonModuleVariable,
+    TorchFunctionVariable,
+    UserDefinedClassVariable,
+    UserDefinedObjectVariable,
+)
+from .tensor import TensorVariable
+from .torch_calls import GRAD_MODE_CLASSES, is_torch_callable
+
+DYNAMIC_DIMS_ATTR = "_framejit_dynamic_dims"  # set by fj.mark_dynamic
+
+_BUILTIN_CALLABLES = {
+    v for v in vars(builtins).values() if callable(v) and not isinstance(v, type)
+} | {int, float, bool, str, list, tuple, dict, range, enumerate, zip, reversed, type, slice,
+     map, filter, super, set, frozenset, iter, object}  # fmt: skip
+
+
+def wrap_constant_or_unsupported(value: Any) -> VariableTracker:
+    if is_constant_value(value):
+        return ConstantVariable(value)
+    if type(value) is torch.Size:
+        return SizeVariable([ConstantVariable(v) for v in value])
+    if type(value) in (tuple, list):
+        items = [wrap_constant_or_unsupported(v) for v in value]
+        return TupleVariable(items) if type(value) is tuple else ListVariable(items)
+    if type(value) is dict:
+        return DictVariable({k: wrap_constant_or_unsupported(v) for k, v in value.items()})
+    raise Unsupported(f"value of type {type(value).__name__} from a constant operation")
+
+
+def wrap(tx, value: Any, source) -> VariableTracker:
+    """The tracker for `value`, found at `source` (None: a value made by the trace itself)."""
+    output = tx.output
+    if source is not None:
+        key = source_name(source)
+        cached = output.wrapped.get(key)
+        if cached is not None:
+            return cached
+    if not is_constant_value(value):
+        by_id = output.wrapped_by_id.get(id(value))
+        if by_id is not None and by_id[0] is value:
+            return by_id[1]
+    vt = _build(tx, value, source)
+    if source is not None:
+        output.wrapped[source_name(source)] = vt
+    if not is_constant_value(value) and not isinstance(vt, (ConstantVariable, TupleVariable)):
+        output.wrapped_by_id[id(value)] = (value, vt)
+    return vt
+
+
+def _guard(tx, source, kind: GuardKind, value: Any) -> None:
+    if source is not None:
+        tx.output.add_guard(source, kind, value, origin=tx.origin())
+
+
+def _build(tx, value: Any, source) -> VariableTracker:
+    if isinstance(value, torch.Tensor):
+        return wrap_tensor(tx, value, source)
+    if is_constant_value(value):
+        if type(value) in (int, float, bool, str, bytes, type(None)) or (
+            type(value) is tuple and _literal_tuple(value)
+        ):
+            _guard(tx, source, GuardKind.EQUALS_MATCH, value)
+        elif isinstance(value, (torch.dtype, torch.device, torch.layout, torch.memory_format)) or type(value) in (
+            range,
+            slice,
+        ):
+            if isinstance(value, (range, slice, torch.device)) and source is not None:
+                reason = f"{type(value).__name__} read from {source_name(source)} cannot be guarded by value"
+                return OpaqueVariable(value, source, reason)
+            _guard(tx, source, GuardKind.ID_MATCH, value)
+        elif source is not None:
+            reason = f"constant of type {type(value).__name__} cannot be guarded"
+            return OpaqueVariable(value, source, reason)
+        return ConstantVariable(value, source)
+    if isinstance(value, torch.nn.Module):
+        _guard(tx, source, GuardKind.ID_MATCH, value)
+        return NNModuleVariable(value, source)
+    if type(value) is torch.Size:
+        _guard(tx, source, GuardKind.TYPE_MATCH, value)
+        if source is not None:
+            _guard(tx, source, GuardKind.LENGTH_CHECK, value)
+            items = [wrap(tx, v, ItemSource(source, i)) for i, v in enumerate(value)]
+        else:
+            items = [ConstantVariable(v) for v in value]
+        return SizeVariable(items)
+    if type(value) is tuple or (isinstance(value, tuple) and hasattr(type(value), "_fields")):
+        _guard(tx, source, GuardKind.TYPE_MATCH, value)
+        _guard(tx, source, GuardKind.LENGTH_CHECK, value)
+        items = [wrap(tx, v, ItemSource(source, i) if source else None) for i, v in enumerate(value)]
+        cls = None if type(value) is tuple else type(value)
+        return TupleVariable(items, source, namedtuple_cls=cls)
+    if type(value) is list:
+        _guard(tx, source, GuardKind.TYPE_MATCH, value)
+        _guard(tx, source, GuardKind.LENGTH_CHECK, value)
+        items = [wrap(tx, v, ItemSource(source, i) if source else None) for i, v in enumerate(value)]
+        return ListVariable(items, source)
+    if type(value) is dict:
+        if not all(type(k) in (str, int) for k in value):
+            raise Unsupported("dict with non-str/int keys")
+        _guard(tx, source, GuardKind.TYPE_MATCH, value)
+        _guard(tx, source, GuardKind.DICT_KEYS, value)
+        items = {k: wrap(tx, v, ItemSource(source, k) if source else None) for k, v in value.items()}
+        return DictVariable(items, source)
+    if value in GRAD_MODE_CLASSES or value is torch.set_grad_enabled or value is torch.Size:
+        _guard(tx, source, GuardKind.ID_MATCH, value)
+        return TorchFunctionVariable(value, source)
+    if isinstance(value, types.ModuleType):
+        _guard(tx, source, GuardKind.ID_MATCH, value)
+        return PythonModuleVariable(value, source)
+    if _is_builtin(value):
+        _guard(tx, source, GuardKind.ID_MATCH, value)
+        return BuiltinVariable(value, source)
+    if isinstance(value, types.FunctionType):
+        _guard(tx, source, GuardKind.ID_MATCH, value)
+        if getattr(value, "_framejit_disabled", False) or _is_skipped_code(value.__code__):
+            return SkippedFunctionVariable(value, source)
+        if is_torch_callable(value):
+            return TorchFunctionVariable(value, source)
+        return UserFunctionVariable(value, source)
+    if is_torch_callable(value):
+        _guard(tx, source, GuardKind.ID_MATCH, value)
+        return TorchFunctionVariable(value, source)
+    if isinstance(value, types.MethodType):
+        self_source = AttrSource(source, "__self__") if source is not None else None
+        obj = wrap(tx, value.__self__, self_source)
+        func_source = AttrSource(source, "__func__") if source is not None else None
+        _guard(tx, func_source, GuardKind.ID_MATCH, value.__func__)
+        if not isinstance(value.__func__, types.FunctionType):
+            raise Unsupported("bound method of a non-Python function")
+        return UserMethodVariable(value.__func__, obj, source)
+    if isinstance(value, functools.partial):
+        _guard(tx, source, GuardKind.TYPE_MATCH, value)
+        func = wrap(tx, value.func, AttrSource(source, "func") if source else None)
+        args = [wrap(tx, a, ItemSource(AttrSource(source, "args"), i) if source else None) for i, a in enumerate(value.args)]
+        kwargs = {
+            k: wrap(tx, v, ItemSource(AttrSource(source, "keywords"), k) if source else None)
+            for k, v in value.keywords.items()
+        }
+        return PartialVariable(func, args, kwargs)
+    if isinstance(value, type):
+        _guard(tx, source, GuardKind.ID_MATCH, value)
+        return UserDefinedClassVariable(value, source)
+    if isinstance(value, (types.BuiltinFunctionType, types.BuiltinMethodType)):
+        _guard(tx, source, GuardKind.ID_MATCH, value)
+        return OpaqueVariable(value, source, f"call into the C function {getattr(value, '__qualname__', value)!r}")
+    if isinstance(value, (types.GeneratorType, types.CoroutineType)):
+        return OpaqueVariable(value, source, f"{type(value).__name__} object")
+    _guard(tx, source, GuardKind.TYPE_MATCH, value)
+    return UserDefinedObjectVariable(value, source)
+
+
+def _literal_tuple(value: tuple) -> bool:
+    return all(
+        type(v) in (int, float, bool, str, bytes, type(None)) or (type(v) is tuple and _literal_tuple(v))
+        for v in value
+    )
+
+
+def _is_builtin(value: Any) -> bool:
+    from .builtins import FOLDABLE
+
+    try:
+        return value in _BUILTIN_CALLABLES or value in FOLDABLE
+    except TypeError:
+        return False
+
+
+def _is_skipped_code(code) -> bool:
+    try:
+        from framejit import frameeval as fe
+
+        return fe.is_skipped(code)
+    except Exception:
+        return False
+
+
+def dynamic_dims_of(value: torch.Tensor) -> frozenset[int]:
+    return frozenset(getattr(value, DYNAMIC_DIMS_ATTR, ()) or ())
+
+
+def wrap_tensor(tx, value: torch.Tensor, source) -> VariableTracker:
+    if source is None:
+        raise Unsupported("a tensor that did not come from the frame's inputs")
+    if type(value) not in (torch.Tensor, torch.nn.Parameter, torch.nn.Buffer if hasattr(torch.nn, "Buffer") else torch.Tensor):
+        raise Unsupported(f"tensor subclass {type(value).__name__}")
+    if value.is_sparse or value.layout != torch.strided:
+        raise Unsupported("non-strided (sparse/...) tensor")
+    dims = dynamic_dims_of(value)
+    tx.output.add_guard(source, GuardKind.TENSOR_MATCH, value, origin=tx.origin(), dynamic_dims=dims)
+    if not dims:
+        tx.output.add_guard(AttrSource(source, DYNAMIC_DIMS_ATTR), GuardKind.HASATTR, False, origin=tx.origin())
+    graph_input = tx.output.graph_input(source, value)
+    vt = TensorVariable(graph_input.node, graph_input.example, source)
+    vt.dynamic = bool(dims)
+    return vt
+
+
+def wrap_parameter(tx, module_vt: NNModuleVariable, name: str, value, buffer: bool) -> VariableTracker:
+    if value is None:
+        return ConstantVariable(None)
+    source = param_source(module_vt.source, name, buffer) if module_vt.source is not None else None
+    if source is not None:
+        key = source_name(source)
+        cached = tx.output.wrapped.get(key)
+        if cached is not None:
+            return cached
+    if type(value) not in (torch.Tensor, torch.nn.Parameter) and not isinstance(value, torch.nn.Parameter):
+        raise Unsupported(f"parameter/buffer of type {type(value).__name__}")
+    _guard(tx, source, GuardKind.ID_MATCH, value)
+    node = tx.output.get_attr(source if source is not None else AttrSource(module_vt.source, name), value)
+    vt = TensorVariable(node, node.meta["example_value"], source)
+    if source is not None:
+        tx.output.wrapped[source_name(source)] = vt
+    return vt
+
+
+class OpaqueVariable(VariableTracker):
+    """A value the trace can carry (and rebuild from its source) but not look into."""
+
+    def __init__(self, value, source, reason: str):
+        self.value = value
+        self.source = source
+        self.reason = reason
+
+    def python_type(self) -> type:
+        return type(self.value)
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        raise Unsupported(self.reason)
+
+    def call_function(self, tx, args, kwargs) -> VariableTracker:
+        raise Unsupported(self.reason)
+
+    def call_method(self, tx, name, args, kwargs) -> VariableTracker:
+        raise Unsupported(self.reason)
+
+    def unpack(self, tx):
+        raise Unsupported(self.reason)
+
+    def truth(self, tx) -> bool:
+        raise Unsupported(self.reason)
+
+
+class SkippedFunctionVariable(VariableTracker):
+    """A function framejit was told to leave alone (fj.disable, frameeval.skip): a graph break."""
+
+    def __init__(self, fn, source=None):
+        self.fn = fn
+        self.source = source
+
+    def call_function(self, tx, args, kwargs) -> VariableTracker:
+        raise Unsupported(f"call to {self.fn.__qualname__}, which framejit was told to skip")

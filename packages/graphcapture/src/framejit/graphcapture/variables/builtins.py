@@ -1,0 +1,508 @@
+"""Python builtins and operators applied to trackers: one handler per builtin, in a table."""
+
+from __future__ import annotations
+
+import builtins
+import functools
+import math
+import operator
+
+import torch
+
+from ..exc import Unsupported
+from .base import ConstantVariable, VariableTracker, fold, is_constant_value
+from .containers import (
+    BaseListVariable,
+    DictVariable,
+    IteratorVariable,
+    ListVariable,
+    SizeVariable,
+    SliceVariable,
+    TupleVariable,
+)
+from .tensor import TensorVariable
+
+
+def _all_const(args, kwargs=None) -> bool:
+    return all(a.is_python_constant() for a in args) and all(
+        v.is_python_constant() for v in (kwargs or {}).values()
+    )
+
+
+def _consts(args):
+    return [a.as_python_constant() for a in args]
+
+
+def _iterate(tx, vt: VariableTracker) -> list[VariableTracker]:
+    return vt.unpack(tx)
+
+
+# ---------------------------------------------------------------------------- operators
+
+
+def binary_op(tx, op, a: VariableTracker, b: VariableTracker) -> VariableTracker:
+    """`a op b` for any operator in the operator module (in-place forms included)."""
+    if a.has_tensors() or b.has_tensors():
+        if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
+            return tx.output.call_op("call_function", op, [a, b], {})
+        raise Unsupported(f"{op.__name__} between a container and a tensor")
+    if op in (operator.iadd, operator.add) and isinstance(a, ListVariable) and op is operator.iadd:
+        a.call_method(tx, "extend", [b], {})
+        return a
+    if isinstance(a, BaseListVariable) and isinstance(b, BaseListVariable):
+        if op in (operator.add, operator.iadd) and type(a) is type(b) or (
+            isinstance(a, TupleVariable) and isinstance(b, TupleVariable)
+        ):
+            cls = ListVariable if isinstance(a, ListVariable) else TupleVariable
+            return cls([*a.items, *b.items])
+    if isinstance(a, BaseListVariable) and b.is_python_constant() and op in (operator.mul, operator.imul):
+        cls = ListVariable if isinstance(a, ListVariable) else TupleVariable
+        return cls(a.items * b.as_python_constant())
+    if a.is_python_constant() and b.is_python_constant():
+        return wrap_const(fold(op, a.as_python_constant(), b.as_python_constant()))
+    if op in (operator.eq, operator.ne, operator.is_, operator.is_not):
+        return identity_compare(tx, op, a, b)
+    raise Unsupported(f"{op.__name__} on {a} and {b}")
+
+
+def identity_compare(tx, op, a, b) -> VariableTracker:
+    same = _same_object(a, b)
+    if same is None:
+        raise Unsupported(f"{op.__name__} on {a} and {b}")
+    if op in (operator.is_, operator.eq):
+        return ConstantVariable(same)
+    return ConstantVariable(not same)
+
+
+def _same_object(a, b) -> bool | None:
+    if a is b:
+        return True
+    va = getattr(a, "value", _NO)
+    vb = getattr(b, "value", _NO)
+    if va is not _NO and vb is not _NO and not is_constant_value(va):
+        return va is vb
+    if isinstance(a, TensorVariable) and isinstance(b, TensorVariable):
+        return a.node is b.node
+    if a.is_python_constant() and b.is_python_constant():
+        return a.as_python_constant() is b.as_python_constant()
+    if (a.is_python_constant() and a.as_python_constant() is None) or (
+        b.is_python_constant() and b.as_python_constant() is None
+    ):
+        return False  # one side is None, the other a tracked non-constant object
+    return None
+
+
+_NO = object()
+
+
+def unary_op(tx, op, a: VariableTracker) -> VariableTracker:
+    if isinstance(a, TensorVariable):
+        return tx.output.call_op("call_function", op, [a], {})
+    if op is operator.not_:
+        return ConstantVariable(not a.truth(tx))
+    if a.is_python_constant():
+        return wrap_const(fold(op, a.as_python_constant()))
+    raise Unsupported(f"{op.__name__} on {a}")
+
+
+def getitem(tx, obj: VariableTracker, index: VariableTracker) -> VariableTracker:
+    if isinstance(obj, TensorVariable):
+        return tx.output.call_op("call_function", operator.getitem, [obj, index], {})
+    if isinstance(obj, (BaseListVariable, DictVariable)):
+        return obj.getitem(tx, index)
+    if hasattr(obj, "getitem"):
+        return obj.getitem(tx, index)
+    if obj.is_python_constant() and index.is_python_constant():
+        return wrap_const(fold(operator.getitem, obj.as_python_constant(), index.as_python_constant()))
+    raise Unsupported(f"indexing {obj}")
+
+
+def setitem_tensor(tx, tensor, index, value) -> VariableTracker:
+    tx.output.call_op("call_function", operator.setitem, [tensor, index, value], {})
+    return ConstantVariable(None)
+
+
+def wrap_const(value) -> VariableTracker:
+    from .builder import wrap_constant_or_unsupported
+
+    return wrap_constant_or_unsupported(value)
+
+
+# ---------------------------------------------------------------------------- builtins
+
+
+class BuiltinVariable(VariableTracker):
+    """A Python builtin (len, isinstance, range, min, ...) or a builtin type used as a function."""
+
+    def __init__(self, fn, source=None):
+        self.fn = fn
+        self.source = source
+
+    def python_type(self) -> type:
+        return type(self.fn)
+
+    def as_python_constant(self):
+        return self.fn
+
+    def reconstruct(self, cg) -> None:
+        cg.load_const(self.fn)
+
+    def call_function(self, tx, args, kwargs) -> VariableTracker:
+        handler = BUILTIN_HANDLERS.get(self.fn)
+        if handler is not None:
+            result = handler(tx, *args, **kwargs)
+            if result is not None:
+                return result
+        if self.fn in FOLDABLE and _all_const(args, kwargs):
+            values = _consts(args)
+            kw = {k: v.as_python_constant() for k, v in kwargs.items()}
+            return wrap_const(fold(self.fn, *values, **kw))
+        name = getattr(self.fn, "__name__", repr(self.fn))
+        raise Unsupported(f"call to builtin {name}")
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        if isinstance(self.fn, type) and hasattr(self.fn, name):
+            attr = getattr(self.fn, name)
+            if self.fn is dict and name == "fromkeys":
+                return BuiltinVariable(_dict_fromkeys)
+            if is_constant_value(attr):
+                return ConstantVariable(attr)
+            return _UnboundBuiltinMethod(self.fn, name)
+        raise Unsupported(f"attribute {name!r} of builtin {self.fn!r}")
+
+    def __repr__(self) -> str:
+        return f"BuiltinVariable({getattr(self.fn, '__name__', self.fn)})"
+
+
+class _UnboundBuiltinMethod(VariableTracker):
+    """`list.append`, `dict.get`, `str.join`, ... called with the object first."""
+
+    def __init__(self, cls, name):
+        self.cls = cls
+        self.name = name
+
+    def call_function(self, tx, args, kwargs) -> VariableTracker:
+        if not args:
+            raise Unsupported(f"{self.cls.__name__}.{self.name}() without an object")
+        return args[0].call_method(tx, self.name, list(args[1:]), kwargs)
+
+
+def _dict_fromkeys(keys, value=None):
+    return dict.fromkeys(keys, value)
+
+
+FOLDABLE = {
+    abs, all, any, bool, chr, divmod, float, format, hash, int, len, max, min, ord, pow,
+    repr, round, str, sum, math.sqrt, math.floor, math.ceil, math.log, math.exp, math.pi,
+    math.prod, math.isclose, math.gcd, math.cos, math.sin, math.tan, math.log2, math.log10,
+    math.isinf, math.isnan, math.isfinite, math.trunc, math.fabs, math.atan, math.tanh,
+}  # fmt: skip
+
+
+def _len(tx, obj):
+    if isinstance(obj, (BaseListVariable, DictVariable)):
+        return ConstantVariable(len(obj.items))
+    if isinstance(obj, TensorVariable):
+        if obj.example.dim() == 0:
+            raise Unsupported("TypeError: len() of a 0-d tensor")
+        return ConstantVariable(int(obj.example.shape[0]))
+    from .objects import NNModuleVariable
+
+    if isinstance(obj, NNModuleVariable):
+        return ConstantVariable(len(obj.value))
+    if obj.is_python_constant():
+        return ConstantVariable(fold(len, obj.as_python_constant()))
+    raise Unsupported(f"len() of {obj}")
+
+
+def _python_type_of(tx, obj):
+    if isinstance(obj, TensorVariable):
+        return obj.python_type()
+    return obj.python_type()
+
+
+def _isinstance(tx, obj, classes):
+    cls = classes.as_python_constant()
+    try:
+        t = _python_type_of(tx, obj)
+    except Unsupported:
+        raise
+    if isinstance(obj, TensorVariable) and t is torch.Tensor and isinstance(cls, type):
+        # a plain tensor is not a Parameter even when it came from one in the graph
+        return ConstantVariable(issubclass(torch.Tensor, cls) if cls is not torch.nn.Parameter else False)
+    try:
+        return ConstantVariable(issubclass(t, cls))
+    except TypeError as e:
+        raise Unsupported(f"TypeError in isinstance: {e}") from e
+
+
+def _issubclass(tx, a, b):
+    return ConstantVariable(fold(issubclass, a.as_python_constant(), b.as_python_constant()))
+
+
+def _type(tx, obj):
+    from .builder import wrap
+
+    return wrap(tx, _python_type_of(tx, obj), None)
+
+
+def _range(tx, *args):
+    return ConstantVariable(fold(range, *_consts(args)))
+
+
+def _enumerate(tx, iterable, start=None):
+    first = start.as_python_constant() if start is not None else 0
+    items = _iterate(tx, iterable)
+    return IteratorVariable(
+        [TupleVariable([ConstantVariable(first + i), v]) for i, v in enumerate(items)]
+    )
+
+
+def _zip(tx, *iterables, strict=None):
+    lists = [_iterate(tx, it) for it in iterables]
+    if strict is not None and strict.as_python_constant():
+        if len({len(x) for x in lists}) > 1:
+            raise Unsupported("ValueError: zip() arguments of different lengths")
+    return IteratorVariable([TupleVariable(list(group)) for group in zip(*lists, strict=False)])
+
+
+def _reversed(tx, obj):
+    return IteratorVariable(list(reversed(_iterate(tx, obj))))
+
+
+def _iter(tx, obj):
+    if isinstance(obj, IteratorVariable):
+        return obj
+    return IteratorVariable(_iterate(tx, obj))
+
+
+def _next(tx, it, default=None):
+    if isinstance(it, IteratorVariable):
+        item = it.next(tx)
+        if item is None:
+            if default is not None:
+                return default
+            raise Unsupported("StopIteration from next()")
+        return item
+    raise Unsupported(f"next() on {it}")
+
+
+def _list(tx, obj=None):
+    return ListVariable([] if obj is None else _iterate(tx, obj))
+
+
+def _tuple(tx, obj=None):
+    if obj is None:
+        return TupleVariable([])
+    if isinstance(obj, TupleVariable) and obj.namedtuple_cls is None and not isinstance(obj, SizeVariable):
+        return obj
+    return TupleVariable(_iterate(tx, obj))
+
+
+def _dict(tx, obj=None, **kwargs):
+    items: dict = {}
+    if obj is not None:
+        if isinstance(obj, DictVariable):
+            items.update(obj.items)
+        else:
+            for pair in _iterate(tx, obj):
+                k, v = pair.unpack(tx)
+                items[k.as_python_constant()] = v
+    items.update(kwargs)
+    return DictVariable(items)
+
+
+def _minmax(fn):
+    def handler(tx, *args, **kwargs):
+        if kwargs:
+            return None
+        values = _iterate(tx, args[0]) if len(args) == 1 else list(args)
+        if any(isinstance(v, TensorVariable) for v in values):
+            # max(a, b) compares with bool(a > b): data-dependent, and returns a or b itself
+            raise Unsupported(f"data-dependent: {fn.__name__}() over tensors")
+        if all(v.is_python_constant() for v in values):
+            return wrap_const(fold(fn, _consts(values)))
+        return None
+
+    return handler
+
+
+def _sum(tx, iterable, start=None):
+    values = _iterate(tx, iterable)
+    if all(v.is_python_constant() for v in values) and (start is None or start.is_python_constant()):
+        return wrap_const(fold(sum, _consts(values), start.as_python_constant() if start else 0))
+    total = start if start is not None else ConstantVariable(0)
+    for v in values:
+        total = binary_op(tx, operator.add, total, v)
+    return total
+
+
+def _abs(tx, x):
+    if isinstance(x, TensorVariable):
+        return tx.output.call_op("call_function", torch.abs, [x], {})
+    return None
+
+
+def _number(fn):
+    def handler(tx, *args, **kwargs):
+        if args and isinstance(args[0], TensorVariable):
+            raise Unsupported(f"data-dependent: {fn.__name__}() of a Tensor")
+        return None
+
+    return handler
+
+
+def _bool(tx, x=None):
+    if x is None:
+        return ConstantVariable(False)
+    return ConstantVariable(x.truth(tx))
+
+
+def _getattr(tx, obj, name, default=None):
+    attr = name.as_python_constant()
+    if default is None:
+        return obj.var_getattr(tx, attr)
+    try:
+        return obj.var_getattr(tx, attr)
+    except Unsupported as e:
+        if "AttributeError" in e.reason or "has no attribute" in e.reason:
+            return default
+        raise
+
+
+def _hasattr(tx, obj, name):
+    attr = name.as_python_constant()
+    try:
+        obj.var_getattr(tx, attr)
+        return ConstantVariable(True)
+    except Unsupported as e:
+        if "AttributeError" in e.reason or "has no attribute" in e.reason:
+            return ConstantVariable(False)
+        raise
+
+
+def _setattr(tx, obj, name, value):
+    tx.store_attr(obj, name.as_python_constant(), value)
+    return ConstantVariable(None)
+
+
+def _callable(tx, obj):
+    from .functions import BaseUserFunctionVariable, UserMethodVariable
+    from .objects import NNModuleVariable, TorchFunctionVariable
+
+    if isinstance(obj, (BaseUserFunctionVariable, UserMethodVariable, TorchFunctionVariable, BuiltinVariable, NNModuleVariable)):
+        return ConstantVariable(True)
+    if obj.is_python_constant():
+        return ConstantVariable(callable(obj.as_python_constant()))
+    return None
+
+
+def _slice(tx, *args):
+    parts = list(args) + [ConstantVariable(None)] * (3 - len(args))
+    if len(args) == 1:
+        parts = [ConstantVariable(None), args[0], ConstantVariable(None)]
+    return SliceVariable(*parts)
+
+
+def _map(tx, fn, *iterables):
+    lists = [_iterate(tx, it) for it in iterables]
+    return IteratorVariable([fn.call_function(tx, list(group), {}) for group in zip(*lists, strict=False)])
+
+
+def _filter(tx, fn, iterable):
+    out = []
+    for item in _iterate(tx, iterable):
+        keep = item if fn.is_python_constant() and fn.as_python_constant() is None else fn.call_function(tx, [item], {})
+        if keep.truth(tx):
+            out.append(item)
+    return IteratorVariable(out)
+
+
+def _sorted(tx, iterable, **kwargs):
+    if kwargs and not _all_const([], kwargs):
+        return None
+    values = _iterate(tx, iterable)
+    if not all(v.is_python_constant() for v in values):
+        raise Unsupported("sorted() over non-constants")
+    kw = {k: v.as_python_constant() for k, v in kwargs.items()}
+    return ListVariable([ConstantVariable(v) for v in fold(lambda: sorted(_consts(values), **kw))])
+
+
+def _any_all(fn):
+    def handler(tx, iterable):
+        values = _iterate(tx, iterable)
+        truths = [v.truth(tx) for v in values]
+        return ConstantVariable(fn(truths))
+
+    return handler
+
+
+def _print(tx, *args, **kwargs):
+    raise Unsupported("call to print (I/O)")
+
+
+def _id(tx, obj):
+    raise Unsupported("id() of a traced value")
+
+
+def _partial(tx, fn, *args, **kwargs):
+    from .functions import PartialVariable
+
+    return PartialVariable(fn, list(args), kwargs)
+
+
+def _super(tx, *args):
+    return tx.make_super(args)
+
+
+def _str(tx, obj=None):
+    if obj is None:
+        return ConstantVariable("")
+    if obj.is_python_constant():
+        return ConstantVariable(fold(str, obj.as_python_constant()))
+    raise Unsupported(f"str() of {obj}")
+
+
+def _set_unsupported(tx, *args, **kwargs):
+    raise Unsupported("set/frozenset construction is not traced")
+
+
+BUILTIN_HANDLERS = {
+    len: _len,
+    isinstance: _isinstance,
+    issubclass: _issubclass,
+    type: _type,
+    range: _range,
+    enumerate: _enumerate,
+    zip: _zip,
+    reversed: _reversed,
+    iter: _iter,
+    next: _next,
+    list: _list,
+    tuple: _tuple,
+    dict: _dict,
+    min: _minmax(min),
+    max: _minmax(max),
+    sum: _sum,
+    abs: _abs,
+    int: _number(int),
+    float: _number(float),
+    bool: _bool,
+    getattr: _getattr,
+    hasattr: _hasattr,
+    setattr: _setattr,
+    callable: _callable,
+    slice: _slice,
+    map: _map,
+    filter: _filter,
+    sorted: _sorted,
+    any: _any_all(any),
+    all: _any_all(all),
+    print: _print,
+    id: _id,
+    functools.partial: _partial,
+    super: _super,
+    str: _str,
+    set: _set_unsupported,
+    frozenset: _set_unsupported,
+}

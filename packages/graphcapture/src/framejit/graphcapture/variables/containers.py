@@ -1,0 +1,442 @@
+"""Tuples, lists, dicts, slices, ranges and iterators of variable trackers."""
+
+from __future__ import annotations
+
+import operator
+
+import torch
+
+from ..exc import Unsupported
+from .base import ConstantVariable, VariableTracker, fold
+
+
+def _const_index(tx, index: VariableTracker):
+    if isinstance(index, SliceVariable) or index.is_python_constant():
+        return index.as_python_constant()
+    raise Unsupported(f"container index {index} is not a constant")
+
+
+class BaseListVariable(VariableTracker):
+    def __init__(self, items: list[VariableTracker], source=None):
+        self.items = list(items)
+        self.source = source
+
+    def python_type(self) -> type:
+        return tuple
+
+    def as_python_constant(self):
+        return self.python_type()(i.as_python_constant() for i in self.items)
+
+    def as_proxy(self):
+        return self.python_type()(i.as_proxy() for i in self.items)
+
+    def as_example(self):
+        return self.python_type()(i.as_example() for i in self.items)
+
+    def has_tensors(self) -> bool:
+        return any(i.has_tensors() for i in self.items)
+
+    def unpack(self, tx) -> list[VariableTracker]:
+        return list(self.items)
+
+    def truth(self, tx) -> bool:
+        return bool(self.items)
+
+    def getitem(self, tx, index: VariableTracker) -> VariableTracker:
+        key = _const_index(tx, index)
+        if isinstance(key, slice):
+            return type(self)(self.items[key]) if type(self) is not SizeVariable else SizeVariable(self.items[key])
+        try:
+            return self.items[key]
+        except (IndexError, TypeError) as e:
+            raise Unsupported(f"{type(e).__name__}: index {key!r} out of range") from e
+
+    def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
+        if name == "__getitem__":
+            return self.getitem(tx, args[0])
+        if name == "__len__":
+            return ConstantVariable(len(self.items))
+        if name in ("index", "count") and all(a.is_python_constant() for a in args):
+            consts = self.as_python_constant()
+            return ConstantVariable(fold(getattr(consts, name), *[a.as_python_constant() for a in args]))
+        if name == "__contains__":
+            return contains(tx, self.items, args[0])
+        raise Unsupported(f"{self.python_type().__name__}.{name}")
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        from .functions import BoundBuiltinMethodVariable
+
+        return BoundBuiltinMethodVariable(self, name)
+
+
+def contains(tx, items: list[VariableTracker], needle: VariableTracker) -> VariableTracker:
+    if not needle.is_python_constant():
+        raise Unsupported("`in` on a non-constant")
+    value = needle.as_python_constant()
+    for item in items:
+        if item.is_python_constant() and item.as_python_constant() == value:
+            return ConstantVariable(True)
+        if not item.is_python_constant():
+            raise Unsupported("`in` over non-constant items")
+    return ConstantVariable(False)
+
+
+class TupleVariable(BaseListVariable):
+    def __init__(self, items, source=None, namedtuple_cls=None):
+        super().__init__(items, source)
+        self.namedtuple_cls = namedtuple_cls
+
+    def python_type(self) -> type:
+        return self.namedtuple_cls or tuple
+
+    def as_python_constant(self):
+        values = tuple(i.as_python_constant() for i in self.items)
+        if self.namedtuple_cls is not None:
+            return _build_namedtuple(self.namedtuple_cls, values)
+        return values
+
+    def as_proxy(self):
+        return tuple(i.as_proxy() for i in self.items)
+
+    def as_example(self):
+        values = tuple(i.as_example() for i in self.items)
+        if self.namedtuple_cls is not None:
+            return _build_namedtuple(self.namedtuple_cls, values)
+        return values
+
+    def reconstruct(self, cg) -> None:
+        if self.source is not None:
+            cg.load_source(self.source)
+            return
+        if self.namedtuple_cls is not None:
+            cg.push_null()
+            cg.load_const(self.namedtuple_cls)
+            if hasattr(self.namedtuple_cls, "_make"):
+                cg.load_attr("_make")
+            for item in self.items:
+                item.reconstruct(cg)
+            cg.build_tuple(len(self.items))
+            cg.call(1)
+            return
+        for item in self.items:
+            item.reconstruct(cg)
+        cg.build_tuple(len(self.items))
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        if self.namedtuple_cls is not None:
+            fields = getattr(self.namedtuple_cls, "_fields", None) or getattr(
+                self.namedtuple_cls, "__match_args__", ()
+            )
+            if name in fields:
+                return self.items[list(fields).index(name)]
+        return super().var_getattr(tx, name)
+
+
+def _build_namedtuple(cls, values: tuple):
+    if hasattr(cls, "_make"):
+        return cls._make(values)
+    return cls(values)
+
+
+class SizeVariable(TupleVariable):
+    """torch.Size of constant ints (static shapes)."""
+
+    def python_type(self) -> type:
+        return torch.Size
+
+    def as_python_constant(self):
+        return torch.Size(i.as_python_constant() for i in self.items)
+
+    def as_proxy(self):
+        return torch.Size(i.as_proxy() for i in self.items)
+
+    def as_example(self):
+        return torch.Size(i.as_example() for i in self.items)
+
+    def reconstruct(self, cg) -> None:
+        cg.load_const(self.as_python_constant())
+
+    def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
+        if name == "numel":
+            return ConstantVariable(self.as_python_constant().numel())
+        return super().call_method(tx, name, args, kwargs)
+
+
+class ListVariable(BaseListVariable):
+    mutable = True
+
+    def python_type(self) -> type:
+        return list
+
+    def as_python_constant(self):
+        raise Unsupported("a list is not a constant")
+
+    def as_proxy(self):
+        return [i.as_proxy() for i in self.items]
+
+    def as_example(self):
+        return [i.as_example() for i in self.items]
+
+    def reconstruct(self, cg) -> None:
+        if self.source is not None:
+            cg.load_source(self.source)
+            return
+        cg.reconstruct_once(self, self._build)
+
+    def _build(self, cg) -> None:
+        for item in self.items:
+            item.reconstruct(cg)
+        cg.build_list(len(self.items))
+
+    def _mutated(self, tx) -> None:
+        tx.output.side_effects.mutated(self)
+
+    def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
+        items = self.items
+        if name == "append":
+            self._mutated(tx)
+            items.append(args[0])
+        elif name == "extend":
+            self._mutated(tx)
+            items.extend(args[0].unpack(tx))
+        elif name == "insert":
+            self._mutated(tx)
+            items.insert(args[0].as_python_constant(), args[1])
+        elif name == "pop":
+            index = args[0].as_python_constant() if args else -1
+            if not items:
+                raise Unsupported("pop from empty list")
+            self._mutated(tx)
+            return items.pop(index)
+        elif name == "clear":
+            self._mutated(tx)
+            items.clear()
+        elif name == "reverse":
+            self._mutated(tx)
+            items.reverse()
+        elif name == "copy":
+            return ListVariable(items)
+        elif name == "__setitem__":
+            key = _const_index(tx, args[0])
+            self._mutated(tx)
+            if isinstance(key, slice):
+                items[key] = args[1].unpack(tx)
+            else:
+                items[key] = args[1]
+        elif name == "__delitem__":
+            self._mutated(tx)
+            del items[_const_index(tx, args[0])]
+        elif name == "remove":
+            needle = args[0].as_python_constant()
+            for i, item in enumerate(items):
+                if item.is_python_constant() and item.as_python_constant() == needle:
+                    self._mutated(tx)
+                    del items[i]
+                    break
+            else:
+                raise Unsupported("list.remove of a missing/non-constant item")
+        elif name == "sort":
+            values = [i.as_python_constant() for i in items]
+            kw = {k: v.as_python_constant() for k, v in kwargs.items()}
+            self._mutated(tx)
+            items[:] = [ConstantVariable(v) for v in sorted(values, **kw)]
+        else:
+            return super().call_method(tx, name, args, kwargs)
+        return ConstantVariable(None)
+
+
+class DictVariable(VariableTracker):
+    """A dict with constant keys (insertion order kept)."""
+
+    mutable = True
+
+    def __init__(self, items: dict, source=None, user_cls=dict):
+        self.items = dict(items)
+        self.source = source
+        self.user_cls = user_cls
+
+    def python_type(self) -> type:
+        return self.user_cls
+
+    def as_proxy(self):
+        return {k: v.as_proxy() for k, v in self.items.items()}
+
+    def as_example(self):
+        return {k: v.as_example() for k, v in self.items.items()}
+
+    def has_tensors(self) -> bool:
+        return any(v.has_tensors() for v in self.items.values())
+
+    def truth(self, tx) -> bool:
+        return bool(self.items)
+
+    def unpack(self, tx) -> list[VariableTracker]:
+        return [ConstantVariable(k) for k in self.items]
+
+    def reconstruct(self, cg) -> None:
+        if self.source is not None:
+            cg.load_source(self.source)
+            return
+        cg.reconstruct_once(self, self._build)
+
+    def _build(self, cg) -> None:
+        if self.user_cls is not dict:
+            raise Unsupported(f"cannot rebuild a {self.user_cls.__name__}")
+        for key, value in self.items.items():
+            cg.load_const(key)
+            value.reconstruct(cg)
+        cg.build_map(len(self.items))
+
+    def _key(self, vt: VariableTracker):
+        if not vt.is_python_constant():
+            raise Unsupported("dict key is not a constant")
+        return vt.as_python_constant()
+
+    def getitem(self, tx, key_vt: VariableTracker) -> VariableTracker:
+        key = self._key(key_vt)
+        if key not in self.items:
+            raise Unsupported(f"KeyError: {key!r}")
+        return self.items[key]
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        from .functions import BoundBuiltinMethodVariable
+
+        return BoundBuiltinMethodVariable(self, name)
+
+    def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
+        items = self.items
+        if name == "__getitem__":
+            return self.getitem(tx, args[0])
+        if name == "get":
+            key = self._key(args[0])
+            if key in items:
+                return items[key]
+            return args[1] if len(args) > 1 else ConstantVariable(None)
+        if name == "keys":
+            return TupleVariable([ConstantVariable(k) for k in items])
+        if name == "values":
+            return TupleVariable(list(items.values()))
+        if name == "items":
+            return TupleVariable([TupleVariable([ConstantVariable(k), v]) for k, v in items.items()])
+        if name == "__contains__":
+            return ConstantVariable(self._key(args[0]) in items)
+        if name == "__len__":
+            return ConstantVariable(len(items))
+        if name == "copy":
+            return DictVariable(items)
+        if name == "__setitem__":
+            tx.output.side_effects.mutated(self)
+            items[self._key(args[0])] = args[1]
+            return ConstantVariable(None)
+        if name == "__delitem__":
+            key = self._key(args[0])
+            if key not in items:
+                raise Unsupported(f"KeyError: {key!r}")
+            tx.output.side_effects.mutated(self)
+            del items[key]
+            return ConstantVariable(None)
+        if name == "update":
+            tx.output.side_effects.mutated(self)
+            if args:
+                other = args[0]
+                if isinstance(other, DictVariable):
+                    items.update(other.items)
+                else:
+                    for pair in other.unpack(tx):
+                        k, v = pair.unpack(tx)
+                        items[self._key(k)] = v
+            for k, v in kwargs.items():
+                items[k] = v
+            return ConstantVariable(None)
+        if name == "pop":
+            key = self._key(args[0])
+            if key in items:
+                tx.output.side_effects.mutated(self)
+                return items.pop(key)
+            if len(args) > 1:
+                return args[1]
+            raise Unsupported(f"KeyError: {key!r}")
+        if name == "setdefault":
+            key = self._key(args[0])
+            if key not in items:
+                tx.output.side_effects.mutated(self)
+                items[key] = args[1] if len(args) > 1 else ConstantVariable(None)
+            return items[key]
+        if name == "clear":
+            tx.output.side_effects.mutated(self)
+            items.clear()
+            return ConstantVariable(None)
+        raise Unsupported(f"dict.{name}")
+
+
+class SliceVariable(VariableTracker):
+    def __init__(self, start, stop, step):
+        self.parts = (start, stop, step)
+
+    def python_type(self) -> type:
+        return slice
+
+    def as_python_constant(self):
+        return slice(*(p.as_python_constant() for p in self.parts))
+
+    def as_proxy(self):
+        return slice(*(p.as_proxy() for p in self.parts))
+
+    def as_example(self):
+        return slice(*(p.as_example() for p in self.parts))
+
+    def has_tensors(self) -> bool:
+        return any(p.has_tensors() for p in self.parts)
+
+    def reconstruct(self, cg) -> None:
+        for p in self.parts:
+            p.reconstruct(cg)
+        cg.build_slice(3)
+
+
+def RangeVariable(value: range) -> ConstantVariable:  # noqa: N802 - reads like a class
+    return ConstantVariable(value)
+
+
+class IteratorVariable(VariableTracker):
+    """An iterator over known items (unrolled `for` loops); rebuilt as iter(tuple of the rest)."""
+
+    mutable = True
+
+    def __init__(self, items: list[VariableTracker]):
+        self.items = list(items)
+        self.index = 0
+
+    def python_type(self) -> type:
+        return type(iter(()))
+
+    def next(self, tx) -> VariableTracker | None:
+        if self.index >= len(self.items):
+            return None
+        item = self.items[self.index]
+        self.index += 1
+        return item
+
+    def unpack(self, tx) -> list[VariableTracker]:
+        rest = self.items[self.index :]
+        self.index = len(self.items)
+        return rest
+
+    def reconstruct(self, cg) -> None:
+        cg.push_null()
+        cg.load_const(iter)
+        for item in self.items[self.index :]:
+            item.reconstruct(cg)
+        cg.build_tuple(len(self.items) - self.index)
+        cg.call(1)
+
+    def call_method(self, tx, name: str, args, kwargs):
+        if name == "__next__":
+            item = self.next(tx)
+            if item is None:
+                raise Unsupported("StopIteration from next()")
+            return item
+        raise Unsupported(f"iterator.{name}")
+
+
+SEQUENCE_BINARY = {operator.add, operator.mul, operator.iadd, operator.imul}

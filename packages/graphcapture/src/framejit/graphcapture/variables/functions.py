@@ -1,0 +1,250 @@
+"""User functions (inlined), methods, closures' cells, and bound methods of builtin containers."""
+
+from __future__ import annotations
+
+import inspect
+import types
+
+from ..exc import Unsupported
+from ..sources import AttrSource, ItemSource
+from .base import ConstantVariable, VariableTracker
+
+CO_VARARGS = inspect.CO_VARARGS
+CO_VARKEYWORDS = inspect.CO_VARKEYWORDS
+
+
+class CellVariable(VariableTracker):
+    """A closure cell: real (read-only, from a function's __closure__) or created by the trace."""
+
+    def __init__(self, contents: VariableTracker | None = None, real_cell=None):
+        self.contents = contents
+        self.real_cell = real_cell
+
+    def load(self, tx) -> VariableTracker:
+        if self.contents is None:
+            raise Unsupported("read of an empty closure cell")
+        return self.contents
+
+    def store(self, tx, value: VariableTracker) -> None:
+        if self.real_cell is not None:
+            raise Unsupported("assignment to a closure variable of an outer function (nonlocal)")
+        self.contents = value
+
+
+def bind_arguments(code: types.CodeType, defaults, kwdefaults, args, kwargs) -> dict:
+    """Bind trackers to the code's parameter names as CPython would (TypeError -> break)."""
+    nargs = code.co_argcount
+    kwonly = code.co_kwonlyargcount
+    posonly = code.co_posonlyargcount
+    names = code.co_varnames
+    pos_names = names[:nargs]
+    kwonly_names = names[nargs : nargs + kwonly]
+    index = nargs + kwonly
+    varargs_name = varkw_name = None
+    if code.co_flags & CO_VARARGS:
+        varargs_name = names[index]
+        index += 1
+    if code.co_flags & CO_VARKEYWORDS:
+        varkw_name = names[index]
+    bound: dict[str, VariableTracker] = {}
+    extra = []
+    for i, arg in enumerate(args):
+        if i < nargs:
+            bound[pos_names[i]] = arg
+        else:
+            extra.append(arg)
+    if extra and varargs_name is None:
+        raise Unsupported(f"TypeError: {code.co_name}() got too many positional arguments")
+    varkw = {}
+    for key, value in kwargs.items():
+        if key in pos_names[posonly:] or key in kwonly_names:
+            if key in bound:
+                raise Unsupported(f"TypeError: {code.co_name}() got multiple values for {key!r}")
+            bound[key] = value
+        elif varkw_name is not None:
+            varkw[key] = value
+        else:
+            raise Unsupported(f"TypeError: {code.co_name}() got an unexpected keyword {key!r}")
+    first_default = nargs - len(defaults)
+    for i, name in enumerate(pos_names):
+        if name not in bound:
+            if i >= first_default:
+                bound[name] = defaults[i - first_default]
+            else:
+                raise Unsupported(f"TypeError: {code.co_name}() missing argument {name!r}")
+    for name in kwonly_names:
+        if name not in bound:
+            if name in kwdefaults:
+                bound[name] = kwdefaults[name]
+            else:
+                raise Unsupported(f"TypeError: {code.co_name}() missing keyword argument {name!r}")
+    if varargs_name is not None:
+        from .containers import TupleVariable
+
+        bound[varargs_name] = TupleVariable(extra)
+    if varkw_name is not None:
+        from .containers import DictVariable
+
+        bound[varkw_name] = DictVariable(varkw)
+    return bound
+
+
+class BaseUserFunctionVariable(VariableTracker):
+    def get_code(self) -> types.CodeType:
+        raise NotImplementedError
+
+    def get_globals(self) -> dict:
+        raise NotImplementedError
+
+    def bind(self, tx, args, kwargs) -> tuple[dict, dict]:
+        """(symbolic locals, closure cells by name) for an inlined call."""
+        raise NotImplementedError
+
+    def call_function(self, tx, args, kwargs) -> VariableTracker:
+        return tx.inline_user_function(self, args, kwargs)
+
+
+class UserFunctionVariable(BaseUserFunctionVariable):
+    """A Python function that exists outside the trace: inlined on call."""
+
+    def __init__(self, fn: types.FunctionType, source=None):
+        self.fn = fn
+        self.source = source
+
+    def python_type(self) -> type:
+        return types.FunctionType
+
+    def as_python_constant(self):
+        return self.fn
+
+    def get_code(self):
+        return self.fn.__code__
+
+    def get_globals(self):
+        return self.fn.__globals__
+
+    def bind(self, tx, args, kwargs):
+        from .builder import wrap
+
+        fn = self.fn
+        defaults = []
+        for i, value in enumerate(fn.__defaults__ or ()):
+            src = ItemSource(AttrSource(self.source, "__defaults__"), i) if self.source else None
+            defaults.append(wrap(tx, value, src))
+        kwdefaults = {}
+        for key, value in (fn.__kwdefaults__ or {}).items():
+            src = ItemSource(AttrSource(self.source, "__kwdefaults__"), key) if self.source else None
+            kwdefaults[key] = wrap(tx, value, src)
+        bound = bind_arguments(fn.__code__, defaults, kwdefaults, args, kwargs)
+        cells = {}
+        for i, (name, cell) in enumerate(
+            zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True)
+        ):
+            try:
+                contents = cell.cell_contents
+            except ValueError:
+                cells[name] = CellVariable(None, real_cell=cell)
+                continue
+            src = None
+            if self.source is not None:
+                src = AttrSource(ItemSource(AttrSource(self.source, "__closure__"), i), "cell_contents")
+            elif not _is_safe_unguarded(contents):
+                raise Unsupported(f"closure of {fn.__qualname__} cannot be guarded (no source)")
+            cells[name] = CellVariable(wrap(tx, contents, src), real_cell=cell)
+        return bound, cells
+
+    def __repr__(self) -> str:
+        return f"UserFunctionVariable({self.fn.__qualname__})"
+
+
+def _is_safe_unguarded(value) -> bool:
+    return isinstance(value, (types.FunctionType, types.ModuleType, type))
+
+
+class NestedUserFunctionVariable(BaseUserFunctionVariable):
+    """A function made by MAKE_FUNCTION inside the trace (lambdas, inner defs, comprehensions)."""
+
+    def __init__(self, code, f_globals, defaults, kwdefaults, closure, qualname):
+        self.code = code
+        self.f_globals = f_globals
+        self.defaults = defaults or []
+        self.kwdefaults = kwdefaults or {}
+        self.closure = closure or []
+        self.qualname = qualname
+
+    def python_type(self) -> type:
+        return types.FunctionType
+
+    def get_code(self):
+        return self.code
+
+    def get_globals(self):
+        return self.f_globals
+
+    def bind(self, tx, args, kwargs):
+        bound = bind_arguments(self.code, self.defaults, self.kwdefaults, args, kwargs)
+        cells = dict(zip(self.code.co_freevars, self.closure, strict=True))
+        return bound, cells
+
+    def reconstruct(self, cg) -> None:
+        if self.closure or self.defaults or self.kwdefaults:
+            raise Unsupported("cannot rebuild a nested function with closure/defaults")
+        cg.push_null()
+        cg.load_const(types.FunctionType)
+        cg.load_const(self.code)
+        cg.load_global_dict()
+        cg.call(2)
+
+    def __repr__(self) -> str:
+        return f"NestedUserFunctionVariable({self.qualname})"
+
+
+class UserMethodVariable(VariableTracker):
+    """A Python function bound to a tracked `self`."""
+
+    def __init__(self, fn: types.FunctionType, obj: VariableTracker, source=None):
+        self.fn = fn
+        self.obj = obj
+        self.source = source
+
+    def python_type(self) -> type:
+        return types.MethodType
+
+    def call_function(self, tx, args, kwargs) -> VariableTracker:
+        fn_source = AttrSource(self.source, "__func__") if self.source is not None else None
+        if fn_source is None and getattr(self.obj, "source", None) is not None:
+            fn_source = AttrSource(AttrSource(self.obj.source, "__class__"), self.fn.__name__)
+        return UserFunctionVariable(self.fn, fn_source).call_function(tx, [self.obj, *args], kwargs)
+
+
+class BoundBuiltinMethodVariable(VariableTracker):
+    """`obj.method` for containers/constants: calling it dispatches to obj.call_method."""
+
+    def __init__(self, obj: VariableTracker, name: str):
+        self.obj = obj
+        self.name = name
+
+    def call_function(self, tx, args, kwargs) -> VariableTracker:
+        return self.obj.call_method(tx, self.name, args, kwargs)
+
+
+class PartialVariable(VariableTracker):
+    def __init__(self, func: VariableTracker, args: list, kwargs: dict):
+        self.func = func
+        self.args = args
+        self.kwargs = kwargs
+
+    def call_function(self, tx, args, kwargs) -> VariableTracker:
+        return self.func.call_function(tx, [*self.args, *args], {**self.kwargs, **kwargs})
+
+
+__all__ = [
+    "BoundBuiltinMethodVariable",
+    "CellVariable",
+    "ConstantVariable",
+    "NestedUserFunctionVariable",
+    "PartialVariable",
+    "UserFunctionVariable",
+    "UserMethodVariable",
+    "bind_arguments",
+]

@@ -1,0 +1,204 @@
+"""Tensors in the graph (FX node + FakeTensor example) and the wrapping of op results."""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+import torch
+
+from ..exc import Unsupported
+from .base import ConstantVariable, VariableTracker, is_constant_value
+
+# Methods whose result depends on tensor *data*: calling them needs a graph break.
+DATA_DEPENDENT_METHODS = {
+    "item",
+    "tolist",
+    "numpy",
+    "data_ptr",
+    "__bool__",
+    "__int__",
+    "__float__",
+    "__index__",
+    "nonzero_static",
+    "backward",
+    "register_hook",
+    "storage",
+    "untyped_storage",
+    "__array__",
+}
+
+# Attributes answered from the (static) metadata, without a graph node.
+METADATA_ATTRS = {
+    "shape",
+    "dtype",
+    "device",
+    "ndim",
+    "requires_grad",
+    "is_cuda",
+    "is_sparse",
+    "is_quantized",
+    "is_meta",
+    "layout",
+    "is_mkldnn",
+    "is_nested",
+}
+
+
+class TensorVariable(VariableTracker):
+    def __init__(self, node, example: torch.Tensor, source=None):
+        self.node = node
+        self.example = example
+        self.source = source
+
+    def python_type(self) -> type:
+        return type(self.example) if not _is_fake(self.example) else torch.Tensor
+
+    def as_proxy(self):
+        return self.node
+
+    def as_example(self):
+        return self.example
+
+    def has_tensors(self) -> bool:
+        return True
+
+    def as_python_constant(self):
+        raise Unsupported("a Tensor is not a Python constant")
+
+    def reconstruct(self, cg) -> None:
+        if self.source is not None and self.node.op in ("placeholder", "get_attr"):
+            cg.load_source(self.source)
+        else:
+            cg.load_graph_output(self)
+
+    def truth(self, tx) -> bool:
+        raise Unsupported("data-dependent branch: if on a Tensor")
+
+    def unpack(self, tx) -> list[VariableTracker]:
+        if self.example.dim() == 0:
+            raise Unsupported("iteration over a 0-d tensor")
+        return [
+            tx.output.call_op(
+                "call_function", operator.getitem, [self, ConstantVariable(i)], {}
+            )
+            for i in range(self.example.shape[0])
+        ]
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        from .containers import SizeVariable
+
+        if name == "shape":
+            return SizeVariable([ConstantVariable(int(s)) for s in self.example.shape])
+        if name in METADATA_ATTRS:
+            return ConstantVariable(getattr(self.example, name))
+        if name in ("grad", "grad_fn", "_base", "_version"):
+            raise Unsupported(f"Tensor.{name} is not traced")
+        if name == "is_leaf" and self.node.op not in ("placeholder", "get_attr"):
+            return ConstantVariable(not self.example.requires_grad)
+        try:
+            attr = getattr(torch.Tensor, name)
+        except AttributeError:
+            raise Unsupported(f"Tensor has no attribute {name!r}") from None
+        if callable(attr) and not isinstance(attr, property):
+            return TensorMethodVariable(self, name)
+        with tx.output.fake_mode:
+            try:
+                value = getattr(self.example, name)
+            except Exception as e:
+                raise Unsupported(f"Tensor.{name}: {type(e).__name__}") from e
+        if isinstance(value, torch.Tensor):
+            node = tx.output.create_node("call_function", getattr, (self.node, name), {}, value)
+            return TensorVariable(node, value)
+        if is_constant_value(value):
+            return ConstantVariable(value)
+        raise Unsupported(f"Tensor attribute {name!r} of type {type(value).__name__}")
+
+    def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
+        return TensorMethodVariable(self, name).call_function(tx, args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"TensorVariable({self.node.name})"
+
+
+class TensorMethodVariable(VariableTracker):
+    def __init__(self, tensor: TensorVariable, name: str):
+        self.tensor = tensor
+        self.name = name
+
+    def call_function(self, tx, args: list, kwargs: dict) -> VariableTracker:
+        name = self.name
+        if name in DATA_DEPENDENT_METHODS:
+            raise Unsupported(f"data-dependent: Tensor.{name}()")
+        if name in ("size", "stride") and not kwargs:
+            return _size_like(self.tensor, name, args)
+        if name in ("dim", "ndimension", "numel", "nelement", "element_size", "is_contiguous",
+                    "is_floating_point", "is_complex", "get_device"):  # fmt: skip
+            values = [a.as_python_constant() for a in args]
+            kw = {k: v.as_python_constant() for k, v in kwargs.items()}
+            return ConstantVariable(getattr(self.tensor.example, name)(*values, **kw))
+        if name == "type" and not args and not kwargs:
+            return ConstantVariable(self.tensor.example.type())
+        if name == "__setitem__":
+            from .builtins import setitem_tensor
+
+            return setitem_tensor(tx, self.tensor, *args)
+        return tx.output.call_op("call_method", name, [self.tensor, *args], kwargs)
+
+
+def _size_like(tensor: TensorVariable, name: str, args: list) -> VariableTracker:
+    from .containers import SizeVariable, TupleVariable
+
+    values = getattr(tensor.example, name)()
+    if args:
+        dim = args[0].as_python_constant()
+        return ConstantVariable(int(values[dim]))
+    items = [ConstantVariable(int(v)) for v in values]
+    return SizeVariable(items) if name == "size" else TupleVariable(items)
+
+
+def _is_fake(value: Any) -> bool:
+    from torch._subclasses.fake_tensor import FakeTensor
+
+    return isinstance(value, FakeTensor)
+
+
+def wrap_op_result(output, node, example) -> VariableTracker:
+    """Turn an op's example result into trackers; non-tensor results of pure ops fold to constants."""
+    from .containers import SizeVariable, TupleVariable
+
+    if isinstance(example, torch.Tensor):
+        return TensorVariable(node, example)
+    if isinstance(example, torch.Size):
+        _drop_if_unused(output, node)
+        return SizeVariable([ConstantVariable(int(s)) for s in example])
+    if isinstance(example, (tuple, list)):
+        items: list[VariableTracker] = []
+        for i, item in enumerate(example):
+            if isinstance(item, torch.Tensor):
+                items.append(TensorVariable(output.getitem_node(node, i, item), item))
+            elif is_constant_value(item):
+                items.append(ConstantVariable(item))
+            else:
+                raise Unsupported(f"op result element of type {type(item).__name__}")
+        if type(example) is list:
+            from .containers import ListVariable
+
+            return ListVariable(items)
+        fields = getattr(type(example), "_fields", None) or getattr(
+            type(example), "n_fields", None
+        )
+        if fields is not None and type(example) is not tuple:
+            return TupleVariable(items, namedtuple_cls=type(example))
+        return TupleVariable(items)
+    if example is None:
+        return ConstantVariable(None)
+    if is_constant_value(example):
+        _drop_if_unused(output, node)
+        return ConstantVariable(example)
+    raise Unsupported(f"op result of type {type(example).__name__}")
+
+
+def _drop_if_unused(output, node) -> None:
+    if not node.users:
+        output.graph.erase_node(node)

@@ -1,0 +1,124 @@
+"""Calls to torch callables: graph nodes, trace-time constants, grad-mode contexts, refusals."""
+
+from __future__ import annotations
+
+import torch
+
+from ..exc import Unsupported
+from .base import ConstantVariable, VariableTracker
+
+# Functions answered at trace time (their result is covered by the global-state guard or fixed).
+CONSTANT_FUNCTIONS = {
+    torch.is_grad_enabled,
+    torch.get_default_dtype,
+    torch.is_autocast_enabled,
+    torch.is_inference_mode_enabled,
+    torch.cuda.is_available,
+    torch.jit.is_scripting,
+    torch.jit.is_tracing,
+    torch._C._get_tracing_state,
+    torch.are_deterministic_algorithms_enabled,
+    torch.is_tensor,
+    torch.is_floating_point,
+    torch.is_complex,
+    torch.numel,
+}
+_has_torch_function = {
+    torch.overrides.has_torch_function,
+    torch.overrides.has_torch_function_unary,
+    torch.overrides.has_torch_function_variadic,
+}
+CONSTANT_FUNCTIONS |= _has_torch_function
+
+# Modules whose functions change process state or are not tensor math.
+REFUSED_MODULE_PREFIXES = (
+    "torch.distributed",
+    "torch.jit",
+    "torch.onnx",
+    "torch.profiler",
+    "torch.serialization",
+    "torch.random",
+    "torch.hub",
+    "torch.cuda",
+    "torch.backends",
+    "torch.autograd.graph",
+    "torch._dynamo",
+    "torch._inductor",
+    "torch.compiler",
+)
+REFUSED_FUNCTIONS = {
+    torch.manual_seed,
+    torch.seed,
+    torch.set_default_dtype,
+    torch.set_default_device,
+    torch.use_deterministic_algorithms,
+    torch.set_printoptions,
+    torch.save,
+    torch.load,
+    torch.set_num_threads,
+    torch.autograd.backward,
+    torch.autograd.grad,
+    torch.set_rng_state,
+    torch.get_rng_state,
+}
+GRAD_MODE_CLASSES = {torch.no_grad: False, torch.enable_grad: True}
+
+
+def is_torch_callable(value) -> bool:
+    module = getattr(value, "__module__", None) or ""
+    if isinstance(value, type):
+        return False
+    if module == "torch" or module.startswith("torch."):
+        return True
+    if isinstance(value, (torch._C._VariableFunctionsClass, type(torch.abs))):
+        return getattr(value, "__self__", None) in (torch._C._VariableFunctions, None) or module.startswith("torch")
+    objclass = getattr(value, "__objclass__", None)
+    return objclass is torch._C.TensorBase or objclass is torch.Tensor
+
+
+def _is_refused(fn) -> bool:
+    if fn in REFUSED_FUNCTIONS:
+        return True
+    module = getattr(fn, "__module__", None) or ""
+    return module.startswith(REFUSED_MODULE_PREFIXES)
+
+
+def call_torch_function(tx, fn_vt, args: list, kwargs: dict) -> VariableTracker:
+    from .containers import SizeVariable
+    from .objects import GradModeVariable
+
+    fn = fn_vt.fn
+    if fn in GRAD_MODE_CLASSES:
+        return GradModeVariable(GRAD_MODE_CLASSES[fn])
+    if fn is torch.set_grad_enabled:
+        return GradModeVariable(bool(args[0].as_python_constant()))
+    if fn is torch.Size:
+        items = args[0].unpack(tx) if args else []
+        return SizeVariable([ConstantVariable(i.as_python_constant()) for i in items])
+    if fn in _has_torch_function:
+        return ConstantVariable(_any_subclass(args))
+    if fn in CONSTANT_FUNCTIONS and not any(a.has_tensors() for a in args):
+        values = [a.as_python_constant() for a in args]
+        kw = {k: v.as_python_constant() for k, v in kwargs.items()}
+        return ConstantVariable(fn(*values, **kw))
+    if getattr(fn, "__wrapped__", None) is not None:
+        raise Unsupported(f"call to the wrapped torch function {fn!r}")
+    if _is_refused(fn):
+        raise Unsupported(f"call to {getattr(fn, '__module__', '')}.{getattr(fn, '__name__', fn)} (not tensor math)")
+    if isinstance(fn, type):
+        raise Unsupported(f"constructing {fn.__qualname__}")
+    return tx.output.call_op("call_function", fn, args, kwargs)
+
+
+def _any_subclass(args: list) -> bool:
+    from .tensor import TensorVariable
+
+    stack = list(args)
+    while stack:
+        a = stack.pop()
+        if isinstance(a, TensorVariable):
+            if a.python_type() not in (torch.Tensor, torch.nn.Parameter):
+                return True
+        elif hasattr(a, "items") and isinstance(a.items, list):
+            stack.extend(a.items)
+    return False

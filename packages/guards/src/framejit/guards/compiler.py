@@ -1,0 +1,187 @@
+"""compile_guards: one generated Python function for a whole guard set.
+
+Steps: merge duplicate guards; order them (``Handler.rank``: global state, identity and
+type checks, constants, containers, the one batched tensor check, aliasing, shape
+relations); let each kind's handler emit its code parts, binding helpers and expected
+values as closure variables under TorchDynamo's names (``___check_tensors``,
+``tensor_check_names``, ``___check_global_state``, ``___is_grad_enabled``,
+``utils_device``, ``G`` ...); then generate::
+
+    def ___make_guard_fn(<closure variables>):
+        def guard(L):
+            try:
+                if not (<part 0>):
+                    return False
+                ...
+            except Exception:
+                return False          # a source that no longer resolves: not a hit
+            return True
+        return guard
+
+The parts only ever contain text produced by Source.name() and literals.py, so no
+string of user code is executed.  The function gets ``code_parts``,
+``verbose_code_parts``, ``failure_reason``, ``guards``, ``closure_vars`` and ``source``
+attributes.
+"""
+
+from __future__ import annotations
+
+import builtins
+import itertools
+import linecache
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+
+from . import native
+from .guard import Guard, GuardKind
+from .kinds import handler_for
+from .mirror import guard_failure
+from .source import SOURCE_HELPERS, builtins_dict
+from .tensor_spec import PyTensorGuards
+
+_counter = itertools.count()
+TENSOR_RANK = handler_for(GuardKind.TENSOR_MATCH).rank
+
+
+@dataclass
+class _Part:
+    code: str
+    verbose: list[str]
+    guards: list[Guard]
+
+
+@dataclass
+class _CodeGen:
+    global_scope: dict[str, Any]
+    closure: dict[str, Any] = field(default_factory=dict)
+    tensors: list[Guard] = field(default_factory=list)
+
+    def bind(self, hint: str, value: Any, unique: bool = False) -> str:
+        """A closure variable holding ``value``, named after ``hint`` (made an identifier)."""
+        base = re.sub(r"\W", "_", hint, flags=re.ASCII)
+        name, n = base, 0
+        while name in self.closure and (unique or self.closure[name] is not value):
+            n += 1
+            name = f"{base}_{n}"
+        self.closure[name] = value
+        return name
+
+    def bind_helper(self, name: str) -> None:
+        if name == "G":
+            self.closure["G"] = self.global_scope
+        elif name == "B":
+            self.closure["B"] = builtins_dict(self.global_scope)
+        else:
+            self.closure[name] = SOURCE_HELPERS[name]
+
+    def add_tensor(self, guard: Guard) -> None:
+        self.tensors.append(guard)
+
+
+def _origin_suffix(guard: Guard) -> str:
+    return f"  # {guard.origin}" if guard.origin else ""
+
+
+def _dedup(guards: Iterable[Guard]) -> list[Guard]:
+    seen: dict[tuple, Guard] = {}
+    for g in guards:
+        if not isinstance(g, Guard):
+            raise TypeError(f"compile_guards takes Guard objects, got {type(g).__name__}")
+        seen.setdefault(g.dedup_key(), g)
+    return list(seen.values())
+
+
+def _order(guards: list[Guard]) -> list[Guard]:
+    def sort_key(item: tuple[int, Guard]) -> tuple:
+        i, g = item
+        depth = g.source.depth() if g.source is not None else 0
+        return (handler_for(g.kind).rank, depth, i)
+
+    return [g for _, g in sorted(enumerate(guards), key=sort_key)]
+
+
+def _make_tensor_checker(specs: list) -> Any:
+    module = native.load()
+    if module is not None:
+        return module.TensorGuards([s.native_args() for s in specs]).check
+    return PyTensorGuards(specs).check
+
+
+def _build_parts(ordered: list[Guard], gen: _CodeGen) -> list[_Part]:
+    parts: list[_Part] = []
+    tensor_slot: int | None = None
+    for g in ordered:
+        if g.source is not None:
+            for helper in g.source.all_helpers():
+                gen.bind_helper(helper)
+        if g.kind is GuardKind.TENSOR_MATCH and tensor_slot is None:
+            tensor_slot = len(parts)
+        for code in handler_for(g.kind).emit(g, gen):
+            parts.append(_Part(code, [code + _origin_suffix(g)], [g]))
+    if gen.tensors:
+        names = [g.source.name() for g in gen.tensors]
+        check = gen.bind("___check_tensors", _make_tensor_checker([g.expected for g in gen.tensors]))
+        gen.closure["tensor_check_names"] = names
+        code = f"{check}({', '.join(names)}, tensor_check_names=tensor_check_names)"
+        verbose = [g.expected.render(n) + _origin_suffix(g) for g, n in zip(gen.tensors, names, strict=True)]
+        assert tensor_slot is not None
+        parts.insert(tensor_slot, _Part(code, verbose, list(gen.tensors)))
+    return parts
+
+
+def _generate_source(parts: list[_Part], closure_names: list[str]) -> str:
+    lines = [f"def ___make_guard_fn({', '.join(closure_names)}):", "    def guard(L):", "        try:"]
+    for p in parts:
+        lines += [f"            if not ({p.code}):", "                return False"]
+    if not parts:
+        lines.append("            pass")
+    lines += ["        except Exception:", "            return False", "        return True", "    return guard", ""]
+    return "\n".join(lines)
+
+
+def compile_guards(guards: Iterable[Guard], global_scope: dict[str, Any]) -> Any:
+    """One check function ``check_fn(L) -> bool`` for the whole guard set.
+
+    ``global_scope`` is the frame's globals dict (``G`` in the code parts), bound now.
+    """
+    if not isinstance(global_scope, dict):
+        raise TypeError(f"global_scope must be the frame's globals dict, got {type(global_scope).__name__}")
+    unique = _dedup(guards)
+    ordered = _order(unique)
+    gen = _CodeGen(global_scope)
+    parts = _build_parts(ordered, gen)
+    closure_names = list(gen.closure)
+    source = _generate_source(parts, closure_names)
+    filename = f"<framejit guards {next(_counter)}>"
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    fn_globals = {"__builtins__": builtins, "__name__": "framejit.guards.generated", "device": torch.device}
+    exec(compile(source, filename, "exec"), fn_globals)
+    check_fn = fn_globals["___make_guard_fn"](*(gen.closure[n] for n in closure_names))
+
+    failure_order = [g for p in parts for g in p.guards]
+
+    def failure_reason(L: dict[str, Any]) -> str | None:  # noqa: N803
+        """The first failing guard, with detail; None when the check passes."""
+        if check_fn(L):
+            return None
+        for g in failure_order:
+            reason = guard_failure(g, L, global_scope)
+            if reason is not None:
+                return reason + _origin_suffix(g)
+        return "the guard check failed but every guard holds on its own (framejit bug: please report)"
+
+    check_fn.code_parts = [p.code for p in parts]
+    check_fn.verbose_code_parts = [line for p in parts for line in p.verbose]
+    check_fn.failure_reason = failure_reason
+    check_fn.guards = unique
+    check_fn.closure_vars = {
+        name: cell.cell_contents
+        for name, cell in zip(check_fn.__code__.co_freevars, check_fn.__closure__ or (), strict=True)
+    }
+    check_fn.source = source
+    check_fn.global_scope = global_scope
+    return check_fn

@@ -1,0 +1,67 @@
+"""The Guard record and the GuardKind enum.
+
+``Guard(source, kind, value)``: ``value`` is what ``source`` evaluated to while tracing.
+What the guard expects of that value (a TensorSpec, a type, an id, a constant, a key
+list, ...) is snapshotted when the Guard is created, so later mutation of the traced
+object does not change the guard.  Each kind's meaning lives in ``kinds.py``; invalid
+values (a non-tensor for TENSOR_MATCH, a constant that cannot be rendered safely)
+raise ``TypeError``/``ValueError`` here, at creation, with the fix in the message.
+"""
+
+from __future__ import annotations
+
+import enum
+from collections.abc import Iterable
+from dataclasses import dataclass, field
+from typing import Any
+
+from .source import Source
+
+
+class GuardKind(enum.Enum):
+    TENSOR_MATCH = "TENSOR_MATCH"  # value: torch.Tensor (or a TensorSpec)
+    TYPE_MATCH = "TYPE_MATCH"  # value: the object; expects exactly type(value)
+    ID_MATCH = "ID_MATCH"  # value: the object; expects that very object
+    EQUALS_MATCH = "EQUALS_MATCH"  # value: int/float/bool/None/str/bytes or tuple of these
+    CONSTANT_MATCH = "CONSTANT_MATCH"  # same check as EQUALS_MATCH (TorchDynamo's name)
+    LENGTH_CHECK = "LENGTH_CHECK"  # value: the sized object; expects len(value)
+    DICT_KEYS = "DICT_KEYS"  # value: the dict; expects its keys in order
+    NOT_NONE = "NOT_NONE"  # value ignored
+    IS_NONE = "IS_NONE"  # value ignored
+    HASATTR = "HASATTR"  # source: AttrSource(base, name); value: bool, whether base has it
+    GLOBAL_STATE = "GLOBAL_STATE"  # source: GlobalStateSource(); value: GlobalStateSnapshot
+    SHAPE_EXPR = "SHAPE_EXPR"  # source: None; value: ShapeExpr over ShapeSources
+    TENSOR_ALIASING = "TENSOR_ALIASING"  # value: another Source; both are the same object
+    NO_TENSOR_ALIASING = "NO_TENSOR_ALIASING"  # source: None; value: Sources, all distinct
+
+
+@dataclass(frozen=True, eq=False)
+class Guard:
+    """One condition under which a compiled frame stays valid."""
+
+    source: Source | None
+    kind: GuardKind
+    value: Any = None
+    origin: str | None = None  # where in user code the guard came from ("file.py:12 in f")
+    dynamic_dims: Iterable[int] = ()  # TENSOR_MATCH: dims left out of sizes/strides
+    expected: Any = field(init=False, repr=False)
+
+    def __post_init__(self) -> None:
+        from .kinds import handler_for
+
+        if not isinstance(self.kind, GuardKind):
+            raise TypeError(f"kind must be a GuardKind, got {self.kind!r}")
+        if self.source is not None and not isinstance(self.source, Source):
+            raise TypeError(f"source must be a Source or None, got {type(self.source).__name__}")
+        object.__setattr__(self, "dynamic_dims", frozenset(self.dynamic_dims))
+        object.__setattr__(self, "expected", handler_for(self.kind).prepare(self))
+
+    def dedup_key(self) -> tuple:
+        """Guards with equal keys check the same thing; compile_guards keeps one."""
+        from .kinds import handler_for
+
+        return (self.kind, self.source, handler_for(self.kind).key(self))
+
+    def __repr__(self) -> str:
+        where = f", origin={self.origin!r}" if self.origin else ""
+        return f"Guard({self.source}, {self.kind.name}{where})"

@@ -1,0 +1,426 @@
+"""One handler per GuardKind: what it snapshots, how it renders, how the mirror checks it.
+
+Each handler has four jobs:
+
+- ``prepare(guard)``: snapshot what the guard expects from the traced value
+  (validating it, with a clear error for values the kind cannot guard);
+- ``key(guard)``: a hashable summary, so duplicate guards are merged;
+- ``emit(guard, ctx)``: the code parts (Python conditions over ``L``/``G`` and the
+  closure variables that ``ctx.bind`` allocates) — TENSOR_MATCH instead hands its
+  spec to ``ctx.add_tensor`` so all tensors are checked in one batched call;
+- ``mirror(guard, L, G)``: the same condition in plain Python, evaluated through
+  ``Source.get`` rather than generated code; returns None when it holds, else a
+  readable reason.  The mirror is the differential oracle for the generated check
+  and the body of ``failure_reason``.
+
+``RANK`` orders the parts of a compiled check: global state first, then cheap
+identity/type/constant checks, then containers, the batched tensor check, aliasing,
+and shape relations last (they read sizes the tensor check has vetted).
+"""
+
+from __future__ import annotations
+
+import builtins
+import math
+import reprlib
+from typing import Any
+
+from . import native
+from .global_state import (
+    GlobalStateSnapshot,
+    are_deterministic_algorithms_enabled,
+    is_grad_enabled,
+    is_torch_function_enabled,
+)
+from .guard import Guard, GuardKind
+from .literals import check_key_literal, is_literal, render_literal
+from .shape_expr import ShapeExpr
+from .source import AttrSource, GlobalStateSource, Source
+from .tensor_spec import TensorSpec
+
+_short = reprlib.Repr()
+_short.maxstring = 60
+_short.maxother = 60
+
+
+def short_repr(value: Any) -> str:
+    try:
+        return _short.repr(value)
+    except Exception:
+        return f"<{type(value).__name__} object>"
+
+
+def strict_equal(actual: Any, expected: Any) -> bool:
+    """Equality that also tells 1 from 1.0 from True, 0.0 from -0.0, and nan from anything else."""
+    if type(actual) is not type(expected):
+        return False
+    if type(expected) is tuple:
+        return len(actual) == len(expected) and all(
+            strict_equal(a, e) for a, e in zip(actual, expected, strict=True)
+        )
+    if type(expected) is float:
+        if math.isnan(expected):
+            return math.isnan(actual)
+        return actual == expected and math.copysign(1.0, actual) == math.copysign(1.0, expected)
+    return actual == expected
+
+
+def _source_of(guard: Guard) -> Source:
+    if guard.source is None:
+        raise TypeError(f"{guard.kind.name} needs a source")
+    return guard.source
+
+
+class Handler:
+    rank = 2
+
+    def prepare(self, guard: Guard) -> Any:
+        _source_of(guard)
+        return guard.value
+
+    def key(self, guard: Guard) -> Any:
+        return guard.expected
+
+    def emit(self, guard: Guard, ctx: Any) -> list[str]:
+        raise NotImplementedError
+
+    def mirror(self, guard: Guard, L: dict, G: dict) -> str | None:  # noqa: N803
+        raise NotImplementedError
+
+    @staticmethod
+    def describe_failure(code: str, actual: Any) -> str:
+        return f"{code}  (actual: {short_repr(actual)})"
+
+
+class TensorMatch(Handler):
+    rank = 4
+
+    def prepare(self, guard):
+        _source_of(guard)
+        if isinstance(guard.value, TensorSpec):
+            return guard.value
+        return TensorSpec.capture(guard.value, guard.dynamic_dims)
+
+    def emit(self, guard, ctx):
+        ctx.add_tensor(guard)
+        return []
+
+    def mirror(self, guard, L, G):  # noqa: N803
+        return guard.expected.mismatch(guard.source.get(L, G), guard.source.name())
+
+
+class TypeMatch(Handler):
+    rank = 1
+
+    def prepare(self, guard):
+        _source_of(guard)
+        return type(guard.value)
+
+    def key(self, guard):
+        return id(guard.expected)
+
+    def emit(self, guard, ctx):
+        t = guard.expected
+        if getattr(builtins, t.__name__, None) is t:
+            type_name = t.__name__  # the guard function's globals are plain builtins
+        else:
+            type_name = ctx.bind(f"___type_{t.__qualname__}", t)
+        return [f"type({guard.source.name()}) is {type_name}"]
+
+    def mirror(self, guard, L, G):  # noqa: N803
+        actual = type(guard.source.get(L, G))
+        if actual is guard.expected:
+            return None
+        return f"{guard.source.name()} type mismatch. expected {guard.expected.__qualname__}, actual {actual.__qualname__}"
+
+
+class IdMatch(Handler):
+    rank = 1
+
+    def prepare(self, guard):
+        _source_of(guard)
+        return id(guard.value)  # the Guard holds guard.value, so this id cannot be reused
+
+    def emit(self, guard, ctx):
+        return [f"id({guard.source.name()}) == {guard.expected}"]
+
+    def mirror(self, guard, L, G):  # noqa: N803
+        actual = guard.source.get(L, G)
+        if id(actual) == guard.expected:
+            return None
+        return f"{guard.source.name()} is not the traced object {short_repr(guard.value)}  (actual: {short_repr(actual)})"
+
+
+class EqualsMatch(Handler):
+    rank = 2
+
+    def prepare(self, guard):
+        _source_of(guard)
+        if not is_literal(guard.value):
+            raise TypeError(
+                f"{guard.kind.name} on {guard.source} needs an int, float, bool, None, str, bytes "
+                f"or a tuple of these; got {type(guard.value).__name__} (use ID_MATCH or TYPE_MATCH)"
+            )
+        return guard.value
+
+    def key(self, guard):
+        return (type(guard.value), render_literal(guard.value))
+
+    def emit(self, guard, ctx):
+        x, v = guard.source.name(), guard.expected
+        t = type(v)
+        if v is None or t is bool:
+            return [f"{x} is {v!r}"]
+        if t is float:
+            if math.isnan(v):
+                return [f"type({x}) is float and {x} != {x}"]
+            if v == 0.0:
+                sign = ctx.bind("___copysign", math.copysign)
+                return [f"type({x}) is float and {x} == 0.0 and {sign}(1.0, {x}) == {math.copysign(1.0, v)!r}"]
+            return [f"type({x}) is float and {x} == {render_literal(v)}"]
+        if t is tuple:
+            helper = ctx.bind("___constant_equal", strict_equal)
+            return [f"{helper}({x}, {render_literal(v)})"]
+        return [f"type({x}) is {t.__name__} and {x} == {render_literal(v)}"]
+
+    def mirror(self, guard, L, G):  # noqa: N803
+        actual = guard.source.get(L, G)
+        if strict_equal(actual, guard.expected):
+            return None
+        return f"{guard.source.name()} == {render_literal(guard.expected)}  (actual: {short_repr(actual)})"
+
+
+class LengthCheck(Handler):
+    rank = 3
+
+    def prepare(self, guard):
+        _source_of(guard)
+        return guard.value if type(guard.value) is int else len(guard.value)
+
+    def emit(self, guard, ctx):
+        return [f"len({guard.source.name()}) == {guard.expected}"]
+
+    def mirror(self, guard, L, G):  # noqa: N803
+        actual = len(guard.source.get(L, G))
+        if actual == guard.expected:
+            return None
+        return f"len({guard.source.name()}) == {guard.expected}  (actual: {actual})"
+
+
+class DictKeys(Handler):
+    rank = 3
+
+    def prepare(self, guard):
+        _source_of(guard)
+        if not isinstance(guard.value, dict):
+            raise TypeError(f"DICT_KEYS needs a dict, got {type(guard.value).__name__}")
+        keys = list(dict.keys(guard.value))
+        for k in keys:
+            check_key_literal(k)
+        return tuple(keys)
+
+    def key(self, guard):
+        return render_literal(guard.expected)
+
+    def emit(self, guard, ctx):
+        keys = ", ".join(render_literal(k) for k in guard.expected)
+        return [f"list(dict.keys({guard.source.name()})) == [{keys}]"]
+
+    def mirror(self, guard, L, G):  # noqa: N803
+        actual = tuple(dict.keys(guard.source.get(L, G)))
+        if actual == guard.expected:
+            return None
+        return f"{guard.source.name()} keys changed. expected {list(guard.expected)}, actual {short_repr(list(actual))}"
+
+
+class NotNone(Handler):
+    rank = 2
+
+    def key(self, guard):
+        return None
+
+    def emit(self, guard, ctx):
+        return [f"{guard.source.name()} is not None"]
+
+    def mirror(self, guard, L, G):  # noqa: N803
+        return None if guard.source.get(L, G) is not None else f"{guard.source.name()} is not None  (actual: None)"
+
+
+class IsNone(Handler):
+    rank = 2
+
+    def key(self, guard):
+        return None
+
+    def emit(self, guard, ctx):
+        return [f"{guard.source.name()} is None"]
+
+    def mirror(self, guard, L, G):  # noqa: N803
+        actual = guard.source.get(L, G)
+        return None if actual is None else self.describe_failure(f"{guard.source.name()} is None", actual)
+
+
+class HasAttr(Handler):
+    rank = 2
+
+    def prepare(self, guard):
+        if not isinstance(guard.source, AttrSource):
+            raise TypeError("HASATTR needs an AttrSource(base, name) source")
+        if type(guard.value) is not bool:
+            raise TypeError("HASATTR value must be a bool: whether the attribute exists")
+        return guard.value
+
+    def _code(self, guard):
+        src = guard.source
+        code = f"hasattr({src.base.name()}, {src.member!r})"
+        return code if guard.expected else f"{code} == False"
+
+    def emit(self, guard, ctx):
+        # The native hasattr is bound under the builtin's name, so the part reads as
+        # TorchDynamo's while a miss costs no AttributeError (the common case: "not
+        # marked dynamic").  Same result as builtins.hasattr.
+        ctx.bind("hasattr", native.helper("hasattr", builtins.hasattr))
+        return [self._code(guard)]
+
+    def mirror(self, guard, L, G):  # noqa: N803
+        src = guard.source
+        if hasattr(src.base.get(L, G), src.member) == guard.expected:
+            return None
+        return f"{self._code(guard)}  (actual: {not guard.expected})"
+
+
+class GlobalState(Handler):
+    rank = 0
+
+    def prepare(self, guard):
+        if not isinstance(guard.source, GlobalStateSource):
+            raise TypeError("GLOBAL_STATE needs source=GlobalStateSource()")
+        if not isinstance(guard.value, GlobalStateSnapshot):
+            raise TypeError("GLOBAL_STATE value must be a GlobalStateSnapshot (see global_state_guard())")
+        return guard.value
+
+    def emit(self, guard, ctx):
+        from .global_state import make_check_global_state
+
+        s = guard.expected
+        check = ctx.bind("___check_global_state", make_check_global_state(s), unique=True)
+        grad = ctx.bind("___is_grad_enabled", is_grad_enabled)
+        det = ctx.bind("___are_deterministic_algorithms_enabled", are_deterministic_algorithms_enabled)
+        tf = ctx.bind("___is_torch_function_enabled", is_torch_function_enabled)
+        dev = ctx.bind("utils_device", _utils_device())
+
+        def flag(expr: str, on: bool) -> str:
+            return expr if on else f"not {expr}"
+
+        return [
+            f"{check}()",
+            flag(f"{grad}()", s.grad_enabled),
+            flag(f"{det}()", s.deterministic_algorithms),
+            flag(f"{tf}()", s.torch_function_enabled),
+            f"{dev}.CURRENT_DEVICE == {s.default_device!r}",
+        ]
+
+    def mirror(self, guard, L, G):  # noqa: N803
+        diffs = guard.expected.differences(GlobalStateSnapshot.capture())
+        return None if not diffs else "global state changed: " + "; ".join(diffs)
+
+
+def _utils_device() -> Any:
+    import torch.utils._device as utils_device
+
+    return utils_device
+
+
+class ShapeExprHandler(Handler):
+    rank = 6
+
+    def prepare(self, guard):
+        if not isinstance(guard.value, ShapeExpr):
+            raise TypeError("SHAPE_EXPR value must be a ShapeExpr(expr, {symbol: source})")
+        return guard.value
+
+    def emit(self, guard, ctx):
+        for helper in guard.expected.helpers():
+            ctx.bind_helper(helper)
+        return [guard.expected.render()]
+
+    def mirror(self, guard, L, G):  # noqa: N803
+        if guard.expected.evaluate(L, G):
+            return None
+        values = ", ".join(f"{src.name()} = {src.get(L, G)}" for _, src in guard.expected.sources)
+        return f"{guard.expected.render()}  (actual: {values})"
+
+
+class TensorAliasing(Handler):
+    rank = 5
+
+    def prepare(self, guard):
+        _source_of(guard)
+        if not isinstance(guard.value, Source):
+            raise TypeError("TENSOR_ALIASING value must be the other Source")
+        return guard.value
+
+    def emit(self, guard, ctx):
+        for helper in guard.expected.all_helpers():
+            ctx.bind_helper(helper)
+        return [f"{guard.source.name()} is {guard.expected.name()}"]
+
+    def mirror(self, guard, L, G):  # noqa: N803
+        if guard.source.get(L, G) is guard.expected.get(L, G):
+            return None
+        return f"{guard.source.name()} is {guard.expected.name()}  (actual: different objects)"
+
+
+class NoTensorAliasing(Handler):
+    rank = 5
+
+    def prepare(self, guard):
+        sources = tuple(guard.value)
+        if len(sources) < 2 or not all(isinstance(s, Source) for s in sources):
+            raise TypeError("NO_TENSOR_ALIASING value must be two or more Sources")
+        return sources
+
+    def emit(self, guard, ctx):
+        names = [s.name() for s in guard.expected]
+        for s in guard.expected:
+            for helper in s.all_helpers():
+                ctx.bind_helper(helper)
+        if len(names) == 2:
+            return [f"{names[0]} is not {names[1]}"]
+        helper = ctx.bind("___check_no_aliasing", native.helper("check_no_aliasing", check_no_aliasing))
+        return [f"{helper}({', '.join(names)})"]
+
+    def mirror(self, guard, L, G):  # noqa: N803
+        seen: dict[int, Source] = {}
+        for s in guard.expected:
+            obj = s.get(L, G)
+            if id(obj) in seen:
+                return f"{seen[id(obj)].name()} and {s.name()} are the same object (traced as distinct)"
+            seen[id(obj)] = s
+        return None
+
+
+def check_no_aliasing(*objs: Any) -> bool:
+    return len({id(o) for o in objs}) == len(objs)
+
+
+HANDLERS: dict[GuardKind, Handler] = {
+    GuardKind.TENSOR_MATCH: TensorMatch(),
+    GuardKind.TYPE_MATCH: TypeMatch(),
+    GuardKind.ID_MATCH: IdMatch(),
+    GuardKind.EQUALS_MATCH: EqualsMatch(),
+    GuardKind.CONSTANT_MATCH: EqualsMatch(),
+    GuardKind.LENGTH_CHECK: LengthCheck(),
+    GuardKind.DICT_KEYS: DictKeys(),
+    GuardKind.NOT_NONE: NotNone(),
+    GuardKind.IS_NONE: IsNone(),
+    GuardKind.HASATTR: HasAttr(),
+    GuardKind.GLOBAL_STATE: GlobalState(),
+    GuardKind.SHAPE_EXPR: ShapeExprHandler(),
+    GuardKind.TENSOR_ALIASING: TensorAliasing(),
+    GuardKind.NO_TENSOR_ALIASING: NoTensorAliasing(),
+}
+
+
+def handler_for(kind: GuardKind) -> Handler:
+    return HANDLERS[kind]

@@ -1,0 +1,51 @@
+"""Rendering constants into generated guard source, safely.
+
+Only values of exact builtin types whose ``repr`` is a Python literal are rendered
+inline: ``int``, ``bool``, ``None``, ``str``, ``bytes``, finite ``float`` (non-finite
+floats render as ``float('nan')`` / ``float('inf')``), and tuples of those.  A
+``str`` subclass could override ``__repr__`` and smuggle code into the guard; exact
+type checks shut that door.  Anything else is refused with ``TypeError`` and must be
+bound as a closure variable by the caller instead.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+_SCALARS = (int, bool, str, bytes, float, type(None))
+
+
+def is_literal(value: Any) -> bool:
+    """True when ``render_literal(value)`` is allowed."""
+    t = type(value)
+    if t in _SCALARS:
+        return True
+    if t is tuple:
+        return all(is_literal(v) for v in value)
+    return False
+
+
+def render_literal(value: Any) -> str:
+    """Python source that evaluates to ``value`` (exact builtin constants only)."""
+    t = type(value)
+    if t is float and not math.isfinite(value):
+        return f"float({repr(value)!r})"
+    if t in _SCALARS:
+        return repr(value)
+    if t is tuple:
+        inner = ", ".join(render_literal(v) for v in value)
+        return f"({inner},)" if len(value) == 1 else f"({inner})"
+    raise TypeError(
+        f"cannot render a {t.__name__} as a guard literal; only exact int, bool, None, str, "
+        "bytes, float and tuples of these are rendered (bind other values by identity)"
+    )
+
+
+def check_key_literal(key: Any) -> None:
+    """Refuse item keys that cannot be rendered as literals (see module docstring)."""
+    if type(key) is float or not is_literal(key):
+        raise TypeError(
+            f"item key {key!r} of type {type(key).__name__} is not supported; "
+            "use an int, str, bool, None, bytes key or a tuple of these"
+        )

@@ -1,0 +1,380 @@
+"""Sources: where a guarded value came from, as a small immutable expression language.
+
+A source renders (``name()``) to a Python expression over ``L`` (the frame's locals
+dict) and ``G`` (its globals dict) — ``AttrSource(GlobalSource("torch"), "abs")``
+renders ``G['torch'].abs`` — and evaluates (``get(L, G)``) to the same value in plain
+Python without ``eval``: the generated guard uses the first, the mirror evaluator and
+the tests use the second.
+
+Every string that comes from user code (local/global names, attribute names, dict
+keys) reaches the rendered text only through ``repr()`` of an exact ``str``/``int``
+(see ``literals.py``), or as an attribute name that ``str.isidentifier()`` accepts
+and is not a keyword; anything else is rendered ``getattr(base, 'name')``.  Rendered
+text is therefore always a plain expression, never code of the user's choosing.
+
+Sources are frozen dataclasses: hashable, comparable, usable as dict keys.
+"""
+
+from __future__ import annotations
+
+import builtins
+import keyword
+from dataclasses import dataclass
+from typing import Any, ClassVar
+
+from .literals import check_key_literal, render_literal
+
+
+class Source:
+    """Base of every source.  Subclasses are frozen dataclasses."""
+
+    #: Names the rendered expression needs bound besides ``L``/``G`` (closure helpers).
+    helpers: ClassVar[tuple[str, ...]] = ()
+
+    def name(self) -> str:
+        raise NotImplementedError
+
+    def get(self, L: dict[str, Any], G: dict[str, Any]) -> Any:  # noqa: N803 - seed naming
+        raise NotImplementedError
+
+    def base_source(self) -> Source | None:
+        """The source this one is derived from (None for a root)."""
+        return None
+
+    def root(self) -> Source:
+        src: Source = self
+        while (base := src.base_source()) is not None:
+            src = base
+        return src
+
+    def depth(self) -> int:
+        base = self.base_source()
+        return 0 if base is None else 1 + base.depth()
+
+    def all_helpers(self) -> tuple[str, ...]:
+        base = self.base_source()
+        inherited = base.all_helpers() if base is not None else ()
+        return inherited + tuple(h for h in self.helpers if h not in inherited)
+
+    def is_local(self) -> bool:
+        return isinstance(self.root(), LocalSource)
+
+    def __str__(self) -> str:
+        return self.name()
+
+
+def _check_name(value: object, what: str) -> str:
+    if type(value) is not str:
+        raise TypeError(f"{what} must be a str, got {type(value).__name__}: {value!r}")
+    return value
+
+
+# ---------------------------------------------------------------------------- roots
+
+
+@dataclass(frozen=True)
+class LocalSource(Source):
+    """A frame local / argument: ``L['a']``."""
+
+    local_name: str
+
+    def __post_init__(self) -> None:
+        _check_name(self.local_name, "LocalSource name")
+
+    def name(self) -> str:
+        return f"L[{self.local_name!r}]"
+
+    def get(self, L, G):  # noqa: N803
+        return L[self.local_name]
+
+
+@dataclass(frozen=True)
+class GlobalSource(Source):
+    """A module global of the compiled frame: ``G['torch']``."""
+
+    global_name: str
+    helpers: ClassVar[tuple[str, ...]] = ("G",)
+
+    def __post_init__(self) -> None:
+        _check_name(self.global_name, "GlobalSource name")
+
+    def name(self) -> str:
+        return f"G[{self.global_name!r}]"
+
+    def get(self, L, G):  # noqa: N803
+        return G[self.global_name]
+
+
+@dataclass(frozen=True)
+class BuiltinSource(Source):
+    """A builtin reached through the frame's globals: ``B['len']`` (B = the builtins dict)."""
+
+    builtin_name: str
+    helpers: ClassVar[tuple[str, ...]] = ("B",)
+
+    def __post_init__(self) -> None:
+        _check_name(self.builtin_name, "BuiltinSource name")
+
+    def name(self) -> str:
+        return f"B[{self.builtin_name!r}]"
+
+    def get(self, L, G):  # noqa: N803
+        return builtins_dict(G)[self.builtin_name]
+
+
+def builtins_dict(G: dict[str, Any]) -> dict[str, Any]:  # noqa: N803
+    """The builtins dict a frame with globals ``G`` sees."""
+    b = G.get("__builtins__", builtins)
+    return b if isinstance(b, dict) else vars(b)
+
+
+@dataclass(frozen=True)
+class GlobalStateSource(Source):
+    """The process/thread-wide torch state (grad mode, default dtype, ...): no value path."""
+
+    def name(self) -> str:
+        return "___global_state"
+
+    def get(self, L, G):  # noqa: N803
+        from .global_state import GlobalStateSnapshot
+
+        return GlobalStateSnapshot.capture()
+
+
+# ---------------------------------------------------------------------------- chains
+
+
+@dataclass(frozen=True)
+class AttrSource(Source):
+    """``base.member`` (``getattr(base, 'member')`` when member is not a plain identifier)."""
+
+    base: Source
+    member: str
+
+    def __post_init__(self) -> None:
+        _check_name(self.member, "AttrSource member")
+
+    def base_source(self) -> Source:
+        return self.base
+
+    def name(self) -> str:
+        if self.member.isidentifier() and not keyword.iskeyword(self.member):
+            return f"{self.base.name()}.{self.member}"
+        return f"getattr({self.base.name()}, {self.member!r})"
+
+    def get(self, L, G):  # noqa: N803
+        return getattr(self.base.get(L, G), self.member)
+
+
+@dataclass(frozen=True)
+class ItemSource(Source):
+    """``base[key]`` for an int, str, bool, None, bytes key (or a tuple of those)."""
+
+    base: Source
+    key: Any
+
+    def __post_init__(self) -> None:
+        check_key_literal(self.key)
+
+    def base_source(self) -> Source:
+        return self.base
+
+    def name(self) -> str:
+        return f"{self.base.name()}[{render_literal(self.key)}]"
+
+    def get(self, L, G):  # noqa: N803
+        return self.base.get(L, G)[self.key]
+
+
+@dataclass(frozen=True)
+class TypeSource(Source):
+    """``type(base)``."""
+
+    base: Source
+
+    def base_source(self) -> Source:
+        return self.base
+
+    def name(self) -> str:
+        return f"type({self.base.name()})"
+
+    def get(self, L, G):  # noqa: N803
+        return type(self.base.get(L, G))
+
+
+@dataclass(frozen=True)
+class NNModuleSource(Source):
+    """Marks ``base`` as an ``nn.Module`` instance; renders as the base itself."""
+
+    base: Source
+
+    def base_source(self) -> Source:
+        return self.base
+
+    def name(self) -> str:
+        return self.base.name()
+
+    def get(self, L, G):  # noqa: N803
+        return self.base.get(L, G)
+
+
+@dataclass(frozen=True)
+class ParamSource(Source):
+    """A module's registered parameter: ``base._parameters['weight']``."""
+
+    base: Source
+    param_name: str
+    table: ClassVar[str] = "_parameters"
+
+    def __post_init__(self) -> None:
+        _check_name(self.param_name, f"{type(self).__name__} name")
+
+    def base_source(self) -> Source:
+        return self.base
+
+    def name(self) -> str:
+        return f"{self.base.name()}.{self.table}[{self.param_name!r}]"
+
+    def get(self, L, G):  # noqa: N803
+        return getattr(self.base.get(L, G), self.table)[self.param_name]
+
+
+@dataclass(frozen=True)
+class BufferSource(ParamSource):
+    """A module's registered buffer: ``base._buffers['running_mean']``."""
+
+    table: ClassVar[str] = "_buffers"
+
+
+@dataclass(frozen=True)
+class ClosureCellSource(Source):
+    """The contents of closure cell ``index`` of a function: ``base.__closure__[0].cell_contents``."""
+
+    base: Source
+    index: int
+
+    def __post_init__(self) -> None:
+        if type(self.index) is not int:
+            raise TypeError(f"ClosureCellSource index must be an int, got {self.index!r}")
+
+    def base_source(self) -> Source:
+        return self.base
+
+    def name(self) -> str:
+        return f"{self.base.name()}.__closure__[{self.index}].cell_contents"
+
+    def get(self, L, G):  # noqa: N803
+        return self.base.get(L, G).__closure__[self.index].cell_contents
+
+
+@dataclass(frozen=True)
+class CellContentsSource(Source):
+    """``base.cell_contents`` for a cell object (e.g. a frame's free variable cell)."""
+
+    base: Source
+
+    def base_source(self) -> Source:
+        return self.base
+
+    def name(self) -> str:
+        return f"{self.base.name()}.cell_contents"
+
+    def get(self, L, G):  # noqa: N803
+        return self.base.get(L, G).cell_contents
+
+
+@dataclass(frozen=True)
+class TupleIteratorSource(Source):
+    """Element ``index`` still to come from a tuple iterator, without advancing it."""
+
+    base: Source
+    index: int
+    helpers: ClassVar[tuple[str, ...]] = ("___tuple_iterator_getitem",)
+
+    def __post_init__(self) -> None:
+        if type(self.index) is not int:
+            raise TypeError(f"TupleIteratorSource index must be an int, got {self.index!r}")
+
+    def base_source(self) -> Source:
+        return self.base
+
+    def name(self) -> str:
+        return f"___tuple_iterator_getitem({self.base.name()}, {self.index})"
+
+    def get(self, L, G):  # noqa: N803
+        return tuple_iterator_getitem(self.base.get(L, G), self.index)
+
+
+def tuple_iterator_getitem(it: Any, index: int) -> Any:
+    """Item ``index`` of what a tuple iterator has left, read through ``__reduce__``."""
+    _, (obj,), start = it.__reduce__()
+    return obj[start + index]
+
+
+def tuple_iterator_len(it: Any) -> int:
+    """How many items a tuple iterator has left."""
+    return it.__length_hint__()
+
+
+@dataclass(frozen=True)
+class ShapeSource(Source):
+    """Size of dimension ``dim`` of a tensor: ``L['x'].size()[0]`` (a dynamic-shape symbol)."""
+
+    base: Source
+    dim: int
+
+    def __post_init__(self) -> None:
+        if type(self.dim) is not int:
+            raise TypeError(f"ShapeSource dim must be an int, got {self.dim!r}")
+
+    def base_source(self) -> Source:
+        return self.base
+
+    def name(self) -> str:
+        return f"{self.base.name()}.size()[{self.dim}]"
+
+    def get(self, L, G):  # noqa: N803
+        return self.base.get(L, G).size()[self.dim]
+
+
+@dataclass(frozen=True)
+class StrideSource(Source):
+    """Stride of dimension ``dim`` of a tensor: ``L['x'].stride()[0]``."""
+
+    base: Source
+    dim: int
+
+    def __post_init__(self) -> None:
+        if type(self.dim) is not int:
+            raise TypeError(f"StrideSource dim must be an int, got {self.dim!r}")
+
+    def base_source(self) -> Source:
+        return self.base
+
+    def name(self) -> str:
+        return f"{self.base.name()}.stride()[{self.dim}]"
+
+    def get(self, L, G):  # noqa: N803
+        return self.base.get(L, G).stride()[self.dim]
+
+
+@dataclass(frozen=True)
+class NumelSource(Source):
+    """``base.numel()``."""
+
+    base: Source
+
+    def base_source(self) -> Source:
+        return self.base
+
+    def name(self) -> str:
+        return f"{self.base.name()}.numel()"
+
+    def get(self, L, G):  # noqa: N803
+        return self.base.get(L, G).numel()
+
+
+#: Helper callables a rendered source may reference, by the closure name it uses.
+SOURCE_HELPERS: dict[str, Any] = {
+    "___tuple_iterator_getitem": tuple_iterator_getitem,
+}

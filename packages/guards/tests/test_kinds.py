@@ -1,0 +1,199 @@
+"""Non-tensor guard kinds: each passes on the traced value and fails on each relevant change."""
+
+from __future__ import annotations
+
+import collections
+import math
+
+import pytest
+import torch
+
+from framejit.guards import (
+    AttrSource,
+    GlobalSource,
+    Guard,
+    GuardKind,
+    ItemSource,
+    LocalSource,
+    TupleIteratorSource,
+)
+from guard_helpers import fails, passes
+
+X = LocalSource("x")
+
+
+def g(kind, value=None, source=X):
+    return [Guard(source, kind, value)]
+
+
+class Point:
+    def __init__(self, x):
+        self.x = x
+
+
+class SubPoint(Point):
+    pass
+
+
+def test_type_match():
+    passes(g(GuardKind.TYPE_MATCH, 3), {"x": 4})
+    reason = fails(g(GuardKind.TYPE_MATCH, 3), {"x": True})
+    assert reason == "L['x'] type mismatch. expected int, actual bool"
+    fails(g(GuardKind.TYPE_MATCH, 3), {"x": 3.0})
+    passes(g(GuardKind.TYPE_MATCH, Point(1)), {"x": Point(2)})
+    fails(g(GuardKind.TYPE_MATCH, Point(1)), {"x": SubPoint(1)})
+    fails(g(GuardKind.TYPE_MATCH, SubPoint(1)), {"x": Point(1)})
+
+
+def test_type_match_of_user_class_binds_a_closure_variable():
+    from framejit.guards import compile_guards
+
+    fn = compile_guards(g(GuardKind.TYPE_MATCH, Point(1)), {})
+    assert fn.code_parts == ["type(L['x']) is ___type_Point"]
+    assert fn.closure_vars["___type_Point"] is Point
+
+
+def test_id_match():
+    G = {"torch": torch}
+    guards = [Guard(AttrSource(GlobalSource("torch"), "abs"), GuardKind.ID_MATCH, torch.abs)]
+    passes(guards, {}, G)
+    fails(guards, {}, {"torch": collections.namedtuple("T", "abs")(torch.neg)})
+    obj = object()
+    passes(g(GuardKind.ID_MATCH, obj), {"x": obj})
+    fails(g(GuardKind.ID_MATCH, obj), {"x": object()})
+
+
+@pytest.mark.parametrize(
+    "traced,same,different",
+    [
+        (3, [3], [4, 3.0, True, "3", None]),
+        (0, [0], [False, 0.0, -0.0]),
+        (True, [True], [1, False, None]),
+        (None, [None], [0, False, "None"]),
+        (2.5, [2.5], [2, 2.5000001, float("nan")]),
+        (float("nan"), [float("nan"), math.nan], [0.0, float("inf"), "nan"]),
+        (float("inf"), [math.inf], [-math.inf, 1e308]),
+        (0.0, [0.0], [-0.0, 0, False]),
+        (-0.0, [-0.0], [0.0]),
+        ("abc", ["abc"], ["abd", b"abc", None]),
+        (b"xy", [b"xy"], ["xy"]),
+        ((1, "a", None), [(1, "a", None)], [(1, "a"), [1, "a", None], (True, "a", None), (1.0, "a", None)]),
+        ((), [()], [(None,), []]),
+        ((float("nan"), (2, 3)), [(math.nan, (2, 3))], [(math.nan, (2, 4)), (math.nan, [2, 3])]),
+    ],
+)
+@pytest.mark.parametrize("kind", [GuardKind.EQUALS_MATCH, GuardKind.CONSTANT_MATCH])
+def test_equals_match(kind, traced, same, different):
+    for v in same:
+        passes(g(kind, traced), {"x": v})
+    for v in different:
+        fails(g(kind, traced), {"x": v})
+
+
+def test_equals_match_refuses_non_literals():
+    with pytest.raises(TypeError, match="use ID_MATCH or TYPE_MATCH"):
+        Guard(X, GuardKind.EQUALS_MATCH, [1, 2])
+
+    class MyInt(int):
+        pass
+
+    with pytest.raises(TypeError):
+        Guard(X, GuardKind.EQUALS_MATCH, MyInt(3))
+
+
+def test_equals_failure_reason():
+    assert fails(g(GuardKind.EQUALS_MATCH, 3), {"x": 4}) == "L['x'] == 3  (actual: 4)"
+
+
+def test_length_check():
+    passes(g(GuardKind.LENGTH_CHECK, [1, 2, 3]), {"x": (4, 5, 6)})
+    assert fails(g(GuardKind.LENGTH_CHECK, [1, 2, 3]), {"x": [1, 2]}) == "len(L['x']) == 3  (actual: 2)"
+    fails(g(GuardKind.LENGTH_CHECK, [1]), {"x": 5})  # len() raises: a miss, not an error
+
+
+def test_dict_keys_are_order_sensitive():
+    traced = {"a": 1, 2: "b", ("t",): None}
+    passes(g(GuardKind.DICT_KEYS, traced), {"x": {"a": 0, 2: 0, ("t",): 0}})
+    fails(g(GuardKind.DICT_KEYS, traced), {"x": {2: 0, "a": 0, ("t",): 0}})
+    fails(g(GuardKind.DICT_KEYS, traced), {"x": {"a": 0, 2: 0}})
+    fails(g(GuardKind.DICT_KEYS, traced), {"x": {"a": 0, 2: 0, ("t",): 0, "extra": 0}})
+    passes(g(GuardKind.DICT_KEYS, collections.OrderedDict(traced)), {"x": dict(traced)})
+    fails(g(GuardKind.DICT_KEYS, traced), {"x": ["a", 2, ("t",)]})
+
+
+def test_dict_keys_refuses_unrenderable_keys():
+    with pytest.raises(TypeError, match="not supported"):
+        Guard(X, GuardKind.DICT_KEYS, {object(): 1})
+
+
+def test_none_checks():
+    passes(g(GuardKind.NOT_NONE), {"x": 0})
+    assert fails(g(GuardKind.NOT_NONE), {"x": None}) == "L['x'] is not None  (actual: None)"
+    passes(g(GuardKind.IS_NONE), {"x": None})
+    fails(g(GuardKind.IS_NONE), {"x": 0})
+
+
+def test_hasattr():
+    t = torch.randn(2)
+    absent = [Guard(AttrSource(X, "_dynamo_dynamic_indices"), GuardKind.HASATTR, False)]
+    passes(absent, {"x": t})
+    marked = torch.randn(2)
+    marked._dynamo_dynamic_indices = {0}
+    fails(absent, {"x": marked})
+    present = [Guard(AttrSource(X, "_dynamo_dynamic_indices"), GuardKind.HASATTR, True)]
+    passes(present, {"x": marked})
+    fails(present, {"x": t})
+
+
+def test_items_and_attributes_through_chains():
+    traced = {"cfg": Point(3)}
+    guards = [Guard(AttrSource(ItemSource(X, "cfg"), "x"), GuardKind.EQUALS_MATCH, 3)]
+    passes(guards, {"x": traced})
+    fails(guards, {"x": {"cfg": Point(4)}})
+    fails(guards, {"x": {}})  # KeyError while evaluating: a miss
+    fails(guards, {"x": {"cfg": object()}})  # AttributeError: a miss
+
+
+def test_tuple_iterator_source():
+    it = iter((1, 2, 3))
+    next(it)
+    guards = [Guard(TupleIteratorSource(X, 0), GuardKind.EQUALS_MATCH, 2)]
+    passes(guards, {"x": it})
+    it2 = iter((1, 2, 3))
+    fails(guards, {"x": it2})
+
+
+def test_missing_local_is_a_miss():
+    fails(g(GuardKind.NOT_NONE), {})
+
+
+def test_tensor_aliasing():
+    a = torch.randn(2)
+    same = [Guard(LocalSource("a"), GuardKind.TENSOR_ALIASING, LocalSource("b"))]
+    passes(same, {"a": a, "b": a})
+    fails(same, {"a": a, "b": a.clone()})
+    distinct = [Guard(None, GuardKind.NO_TENSOR_ALIASING, (LocalSource("a"), LocalSource("b")))]
+    passes(distinct, {"a": a, "b": a.clone()})
+    assert "are the same object" in fails(distinct, {"a": a, "b": a})
+    three = [Guard(None, GuardKind.NO_TENSOR_ALIASING, [LocalSource(n) for n in "abc"])]
+    passes(three, {"a": a, "b": a.clone(), "c": a.clone()})
+    fails(three, {"a": a, "b": a.clone(), "c": a})
+
+
+@pytest.mark.parametrize(
+    "make",
+    [
+        lambda: Guard(None, GuardKind.TYPE_MATCH, 3),
+        lambda: Guard(X, "TYPE_MATCH", 3),
+        lambda: Guard("L['x']", GuardKind.TYPE_MATCH, 3),
+        lambda: Guard(X, GuardKind.HASATTR, True),
+        lambda: Guard(AttrSource(X, "a"), GuardKind.HASATTR, 1),
+        lambda: Guard(X, GuardKind.TENSOR_ALIASING, "L['y']"),
+        lambda: Guard(None, GuardKind.NO_TENSOR_ALIASING, (X,)),
+        lambda: Guard(X, GuardKind.GLOBAL_STATE, None),
+        lambda: Guard(None, GuardKind.SHAPE_EXPR, "s0 == s1"),
+    ],
+)
+def test_malformed_guards_are_refused(make):
+    with pytest.raises(TypeError):
+        make()

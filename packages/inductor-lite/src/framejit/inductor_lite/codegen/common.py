@@ -1,0 +1,47 @@
+"""The interface every code generator implements, and the registry that picks one."""
+
+from __future__ import annotations
+
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass, field
+from typing import Any, Protocol
+
+from ..scheduler import FusedGroup
+
+
+@dataclass
+class KernelSpec:
+    name: str
+    buffers: list[str]  # argument order: one data pointer per buffer name
+    checks_bounds: bool = False  # returns nonzero when an index was out of range
+
+
+@dataclass
+class GeneratedKernels:
+    language: str
+    source: str
+    kernels: dict[str, KernelSpec] = field(default_factory=dict)
+
+
+class KernelCodegen(Protocol):
+    name: str
+
+    def generate(self, groups: list[FusedGroup], buffers: dict[str, Any]) -> GeneratedKernels: ...
+
+    def load(self, generated: GeneratedKernels) -> Future[dict[str, Callable[..., int]]]:
+        """Compile (or fetch from the disk cache) in the background; the future holds one
+        callable per kernel, taking integer data pointers in `KernelSpec.buffers` order."""
+        ...
+
+
+def get_codegen(name: str) -> KernelCodegen:
+    if name == "cpp":
+        from .cpp import CppCodegen
+
+        return CppCodegen()
+    if name == "triton":
+        from .triton import TritonCodegen
+
+        return TritonCodegen()
+    raise ValueError(f"inductor-lite: unknown codegen {name!r}; use 'cpp' or 'triton'")

@@ -1,0 +1,448 @@
+"""C++ code generation for CPU: one function per fused group, OpenMP over the outer loop,
+inner loops the compiler vectorizes, all kernels of a graph in one shared object."""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Callable
+from concurrent.futures import Future
+from dataclasses import dataclass
+from typing import Any
+
+import sympy
+import torch
+
+from ..config import config
+from ..ir import Buffer
+from ..ops import use_handler
+from ..scheduler import INNER, OUTER, FusedGroup, NodeLoops, local_read
+from .common import GeneratedKernels, KernelSpec
+from .cpp_prelude import PRELUDE
+
+C_TYPES = {
+    torch.float32: "float",
+    torch.float64: "double",
+    torch.bfloat16: "float",  # computed as float, stored as uint16_t bits
+    torch.int64: "int64_t",
+    torch.int32: "int32_t",
+    torch.int16: "int16_t",
+    torch.int8: "int8_t",
+    torch.uint8: "uint8_t",
+    torch.bool: "bool",
+}
+STORAGE_TYPES = {**C_TYPES, torch.bfloat16: "uint16_t"}
+FLOATS = {torch.float32, torch.float64, torch.bfloat16}
+
+UNARY = {
+    "abs": "std::abs({0})",
+    "neg": "(-{0})",
+    "exp": "std::exp({0})",
+    "exp2": "std::exp2({0})",
+    "expm1": "std::expm1({0})",
+    "log": "std::log({0})",
+    "log2": "std::log2({0})",
+    "log10": "std::log10({0})",
+    "log1p": "std::log1p({0})",
+    "sqrt": "std::sqrt({0})",
+    "rsqrt": "(1 / std::sqrt({0}))",
+    "sin": "std::sin({0})",
+    "cos": "std::cos({0})",
+    "tan": "std::tan({0})",
+    "tanh": "std::tanh({0})",
+    "sinh": "std::sinh({0})",
+    "cosh": "std::cosh({0})",
+    "asin": "std::asin({0})",
+    "acos": "std::acos({0})",
+    "atan": "std::atan({0})",
+    "asinh": "std::asinh({0})",
+    "acosh": "std::acosh({0})",
+    "atanh": "std::atanh({0})",
+    "erf": "std::erf({0})",
+    "erfc": "std::erfc({0})",
+    "sigmoid": "fj_sigmoid({0})",
+    "silu": "fj_silu({0})",
+    "relu": "fj_relu({0})",
+    "gelu_erf": "fj_gelu_erf({0})",
+    "gelu_tanh": "fj_gelu_tanh({0})",
+    "reciprocal": "(1 / {0})",
+    "floor": "std::floor({0})",
+    "ceil": "std::ceil({0})",
+    "round": "std::nearbyint({0})",
+    "trunc": "std::trunc({0})",
+}
+BINARY = {
+    "add": "({0} + {1})",
+    "sub": "({0} - {1})",
+    "mul": "({0} * {1})",
+    "truediv": "({0} / {1})",
+    "maximum": "fj_maximum({0}, {1})",
+    "minimum": "fj_minimum({0}, {1})",
+    "clamp_min": "fj_clamp_min({0}, {1})",
+    "clamp_max": "fj_clamp_max({0}, {1})",
+    "atan2": "std::atan2({0}, {1})",
+    "fmod": "std::fmod({0}, {1})",
+    "remainder": "fj_remainder({0}, {1})",
+    "pow": "std::pow({0}, {1})",
+    "bitwise_and": "({0} & {1})",
+    "bitwise_or": "({0} | {1})",
+    "bitwise_xor": "({0} ^ {1})",
+}
+PREDICATES = {
+    "eq": "({0} == {1})",
+    "ne": "({0} != {1})",
+    "lt": "({0} < {1})",
+    "le": "({0} <= {1})",
+    "gt": "({0} > {1})",
+    "ge": "({0} >= {1})",
+    "logical_and": "({0} && {1})",
+    "logical_or": "({0} || {1})",
+    "logical_xor": "({0} != {1})",
+    "logical_not": "(!{0})",
+    "isnan": "({0} != {0})",
+    "isinf": "fj_isinf({0})",
+}
+OMP_REDUCE = {"sum": "+", "prod": "*", "max": "max", "min": "min", "any": "|", "all": "&"}
+
+
+def cexpr(expr: Any) -> str:
+    """Print a sympy index expression as int64 C++."""
+    expr = sympy.sympify(expr)
+    if expr.is_Integer:
+        value = int(expr)
+        return f"{value}LL" if abs(value) > 2**31 - 1 else str(value)
+    if expr.is_Symbol:
+        return expr.name
+    if expr.is_Add:
+        return "(" + " + ".join(cexpr(a) for a in expr.args) + ")"
+    if expr.is_Mul:
+        return "(" + " * ".join(cexpr(a) for a in expr.args) + ")"
+    if isinstance(expr, (sympy.Min, sympy.Max)):
+        fn = "std::min" if isinstance(expr, sympy.Min) else "std::max"
+        args = [cexpr(a) for a in expr.args]
+        result = args[0]
+        for arg in args[1:]:
+            result = f"{fn}<int64_t>({result}, {arg})"
+        return result
+    raise NotImplementedError(f"index expression {expr}")
+
+
+def literal(value: Any, dtype: torch.dtype) -> str:
+    ctype = C_TYPES[dtype]
+    if dtype == torch.bool:
+        return "true" if value else "false"
+    if dtype in FLOATS:
+        value = float(value)
+        if math.isnan(value):
+            return f"std::numeric_limits<{ctype}>::quiet_NaN()"
+        if math.isinf(value):
+            sign = "-" if value < 0 else ""
+            return f"{sign}std::numeric_limits<{ctype}>::infinity()"
+        text = f"static_cast<{ctype}>({value.hex()})"
+        return f"fj_round_bf16({text})" if dtype == torch.bfloat16 else text
+    value = int(value)
+    if value == -(2**63):
+        return f"static_cast<{ctype}>(-9223372036854775807LL - 1)"
+    return f"static_cast<{ctype}>({value}LL)"
+
+
+@dataclass
+class CppValue:
+    expr: str
+    dtype: torch.dtype
+
+    def __str__(self) -> str:
+        return self.expr
+
+
+class CppKernelOps:
+    """The ops handler that writes C++ statements for one loop body."""
+
+    def __init__(self, kernel: CppKernel, lines: list[str]) -> None:
+        self.kernel = kernel
+        self.lines = lines
+        self.cse: dict[str, CppValue] = {}
+
+    def _temp(self, expr: str, dtype: torch.dtype) -> CppValue:
+        known = self.cse.get(expr)
+        if known is not None and known.dtype == dtype:
+            return known
+        name = self.kernel.new_var()
+        self.lines.append(f"const {C_TYPES[dtype]} {name} = {expr};")
+        value = CppValue(name, dtype)
+        self.cse[expr] = value
+        return value
+
+    def load(self, name: str, index: sympy.Expr) -> CppValue:
+        index = sympy.expand(index)
+        local = self.kernel.locals.get((name, index))
+        if local is not None:
+            return local
+        buffer = self.kernel.buffers[name]
+        pointer = self.kernel.pointer(name, write=False)
+        expr = f"{pointer}[{cexpr(index)}]"
+        if buffer.dtype == torch.bfloat16:
+            expr = f"fj_bf16_to_float({expr})"
+        return self._temp(expr, buffer.dtype)
+
+    def constant(self, value: Any, dtype: torch.dtype) -> CppValue:
+        return CppValue(literal(value, dtype), dtype)
+
+    def index_expr(self, expr: sympy.Expr, dtype: torch.dtype) -> CppValue:
+        return self._temp(f"static_cast<{C_TYPES[dtype]}>({cexpr(expr)})", dtype)
+
+    def to_dtype(self, value: CppValue, dtype: torch.dtype) -> CppValue:
+        if value.dtype == dtype:
+            return value
+        if dtype == torch.bfloat16:
+            return self._temp(f"fj_round_bf16(static_cast<float>({value}))", dtype)
+        if value.dtype == torch.bfloat16 and dtype == torch.float32:
+            return CppValue(value.expr, dtype)
+        if dtype == torch.bool:
+            return self._temp(f"({value} != 0)", dtype)
+        return self._temp(f"static_cast<{C_TYPES[dtype]}>({value})", dtype)
+
+    def where(self, cond: CppValue, a: CppValue, b: CppValue) -> CppValue:
+        return self._temp(f"({cond} ? {a} : {b})", a.dtype)
+
+    def bitwise_not(self, a: CppValue) -> CppValue:
+        return self._temp(f"(!{a})" if a.dtype == torch.bool else f"(~{a})", a.dtype)
+
+    def indirect_index(self, value: CppValue, size: int, allow_negative: bool) -> sympy.Symbol:
+        name = self.kernel.new_var("ind")
+        self.kernel.checks_bounds = True
+        self.lines.append(f"int64_t {name} = static_cast<int64_t>({value});")
+        if allow_negative:
+            self.lines.append(f"if ({name} < 0) {name} += {size};")
+        self.lines.append(
+            f"if (__builtin_expect({name} < 0 || {name} >= {size}, 0)) {{ fj_flag(err); {name} = 0; }}"
+        )
+        return sympy.Symbol(name, integer=True)
+
+    def __getattr__(self, name: str) -> Callable[..., CppValue]:
+        if name in UNARY:
+            return lambda a: self._temp(UNARY[name].format(a), a.dtype)
+        if name in BINARY:
+            return lambda a, b: self._temp(BINARY[name].format(a, b), a.dtype)
+        if name in PREDICATES:
+            return lambda *args: self._temp(PREDICATES[name].format(*args), torch.bool)
+        raise AttributeError(f"C++ codegen has no op {name!r}")
+
+
+class CppKernel:
+    """One fused group rendered as one C++ function."""
+
+    def __init__(self, group: FusedGroup, buffers: dict[str, Buffer]) -> None:
+        self.group = group
+        self.buffers = buffers
+        self.params: dict[str, bool] = {}  # buffer name -> written
+        self.locals: dict[tuple[str, sympy.Expr], CppValue] = {}
+        self.checks_bounds = False
+        self._counter = 0
+
+    def new_var(self, prefix: str = "t") -> str:
+        self._counter += 1
+        return f"{prefix}{self._counter}"
+
+    def pointer(self, name: str, write: bool) -> str:
+        self.params[name] = self.params.get(name, False) or write
+        return f"p_{name}"
+
+    # ------------------------------------------------------------------ rendering
+
+    def render(self) -> tuple[str, KernelSpec]:
+        group = self.group
+        body: list[str] = []
+        parallel_outer = group.work() >= config.parallel_min_work and math.prod(group.outer) >= 16
+        pure_pointwise = all(not n.inner_ranges and not n.reduction_ranges for n in group.nodes)
+        outer_loops = list(zip(OUTER, group.outer, strict=False))
+        depth = len(outer_loops)
+        inner_body: list[str] = []
+        for nest in group.nests:
+            if nest[0].reduction_ranges:
+                self._reduction(nest[0], inner_body, parallel=not parallel_outer)
+            else:
+                self._pointwise_nest(nest, inner_body)
+        for position, (symbol, size) in enumerate(outer_loops):
+            if position == 0 and parallel_outer:
+                if pure_pointwise and depth == 1:
+                    body.append("#pragma omp parallel for simd")
+                else:
+                    collapse = depth - 1 if pure_pointwise else depth
+                    body.append(f"#pragma omp parallel for collapse({max(collapse, 1)})")
+            elif pure_pointwise and position == depth - 1 and depth > 1:
+                body.append("#pragma omp simd")
+            body.append(f"for (int64_t {symbol} = 0; {symbol} < {size}; ++{symbol}) {{")
+        body.extend(inner_body)
+        body.extend("}" for _ in outer_loops)
+        params = []
+        for name, written in self.params.items():
+            ctype = STORAGE_TYPES[self.buffers[name].dtype]
+            const = "" if written else "const "
+            params.append(f"{const}{ctype}* __restrict__ p_{name}")
+        name = group.name
+        lines = [f"static void {name}_impl({', '.join([*params, 'int* __restrict__ err'])}) {{"]
+        lines.extend("  " + line for line in body)
+        lines.append("}")
+        raw = ", ".join(f"uintptr_t a{i}" for i in range(len(params)))
+        casts = ", ".join(
+            f"reinterpret_cast<{'' if w else 'const '}{STORAGE_TYPES[self.buffers[n].dtype]}*>(a{i})"
+            for i, (n, w) in enumerate(self.params.items())
+        )
+        lines.append(f'extern "C" int {name}({raw or "void"}) {{')
+        lines.append("  int err = 0;")
+        lines.append(f"  {name}_impl({casts + ', ' if casts else ''}&err);")
+        lines.append("  return err;")
+        lines.append("}")
+        spec = KernelSpec(name, list(self.params), self.checks_bounds)
+        return "\n".join(lines), spec
+
+    def _store(self, node: NodeLoops, value: CppValue, lines: list[str]) -> None:
+        buffer = node.buffer
+        handler = CppKernelOps(self, lines)
+        value = handler.to_dtype(value, buffer.dtype)
+        self.locals[(buffer.name, node.store_index)] = value
+        if buffer.name in self.group.stored:
+            pointer = self.pointer(buffer.name, write=True)
+            expr = f"fj_float_to_bf16({value})" if buffer.dtype == torch.bfloat16 else str(value)
+            lines.append(f"{pointer}[{cexpr(node.store_index)}] = {expr};")
+
+    def _pointwise_nest(self, nest: list[NodeLoops], out: list[str]) -> None:
+        ranges = nest[0].inner_ranges
+        symbols = INNER[: len(ranges)]
+        lines: list[str] = []
+        handler = CppKernelOps(self, lines)
+        saved = dict(self.locals)
+        with use_handler(handler):
+            for node in nest:
+                value = node.buffer.body.inner_fn(node.index)
+                self._store(node, value, lines)
+        self.locals = saved  # nest-local values die with the nest
+        for position, (symbol, size) in enumerate(zip(symbols, ranges, strict=True)):
+            if position == len(ranges) - 1:
+                out.append("#pragma omp simd")
+            out.append(f"for (int64_t {symbol} = 0; {symbol} < {size}; ++{symbol}) {{")
+        out.extend(lines)
+        out.extend("}" for _ in ranges)
+
+    def _reduction(self, node: NodeLoops, out: list[str], parallel: bool) -> None:
+        body = node.buffer.body
+        kind = body.reduction_type
+        value_dtype = body.value_dtype
+        vtype = C_TYPES[value_dtype]
+        acc = self.new_var("acc")
+        nan = self.new_var("nan")
+        is_float = value_dtype in FLOATS
+        if kind == "sum":
+            acc_dtype = torch.float64 if is_float else torch.int64
+        elif kind in ("any", "all"):
+            acc_dtype = torch.int32
+        elif kind in ("argmax", "argmin"):
+            acc_dtype = value_dtype
+        else:
+            acc_dtype = value_dtype
+        atype = C_TYPES[acc_dtype]
+        init = {
+            "sum": "0",
+            "prod": "1",
+            "any": "0",
+            "all": "1",
+            "max": f"std::numeric_limits<{atype}>::lowest()"
+            if not is_float
+            else f"-std::numeric_limits<{atype}>::infinity()",
+            "min": f"std::numeric_limits<{atype}>::max()"
+            if not is_float
+            else f"std::numeric_limits<{atype}>::infinity()",
+            "argmax": "0",
+            "argmin": "0",
+        }[kind]
+        out.append(f"{atype} {acc} = {init};")
+        track_nan = kind in ("max", "min") and is_float
+        if track_nan:
+            out.append(f"int {nan} = 0;")
+        best = self.new_var("idx")
+        if kind in ("argmax", "argmin"):
+            out.append(f"int64_t {best} = -1;")
+        lines: list[str] = []
+        handler = CppKernelOps(self, lines)
+        with use_handler(handler):
+            value = body.inner_fn(node.index, node.rindex)
+        value = handler.to_dtype(value, value_dtype)
+        if kind == "sum":
+            lines.append(f"{acc} += static_cast<{atype}>({value});")
+        elif kind == "prod":
+            lines.append(f"{acc} *= {value};")
+        elif kind == "max":
+            lines.append(f"{acc} = {value} > {acc} ? {value} : {acc};")
+        elif kind == "min":
+            lines.append(f"{acc} = {value} < {acc} ? {value} : {acc};")
+        elif kind == "any":
+            lines.append(f"{acc} |= static_cast<int>({value} != 0);")
+        elif kind == "all":
+            lines.append(f"{acc} &= static_cast<int>({value} != 0);")
+        else:
+            linear = cexpr(
+                sum(
+                    (r * s for r, s in zip(node.rindex, _strides(node.reduction_ranges), strict=True)),
+                    sympy.Integer(0),
+                )
+            )
+            better = "fj_arg_better_max" if kind == "argmax" else "fj_arg_better_min"
+            lines.append(
+                f"if ({best} < 0 || {better}<{vtype}>({value}, {acc})) {{ {acc} = {value}; {best} = {linear}; }}"
+            )
+        if track_nan:
+            lines.append(f"{nan} |= static_cast<int>({value} != {value});")
+        clauses = ""
+        if kind in OMP_REDUCE:
+            clauses = f"reduction({OMP_REDUCE[kind]}:{acc})"
+            if track_nan:
+                clauses += f" reduction(|:{nan})"
+        ranges = node.reduction_ranges
+        big = math.prod(ranges) >= config.parallel_min_work
+        for position, (symbol, size) in enumerate(zip(node.rindex, ranges, strict=True)):
+            last = position == len(ranges) - 1
+            if position == 0 and parallel and big and clauses:
+                out.append(f"#pragma omp parallel for{' simd' if last else ''} {clauses}")
+            elif last and clauses:
+                out.append(f"#pragma omp simd {clauses}")
+            out.append(f"for (int64_t {symbol} = 0; {symbol} < {size}; ++{symbol}) {{")
+        out.extend(lines)
+        out.extend("}" for _ in ranges)
+        if track_nan:
+            out.append(f"if ({nan}) {acc} = std::numeric_limits<{atype}>::quiet_NaN();")
+        if kind in ("argmax", "argmin"):
+            result = CppValue(best, torch.int64)
+        elif kind in ("any", "all"):
+            result = CppValue(f"({acc} != 0)", torch.bool)
+        else:
+            result = CppValue(acc, acc_dtype)
+        self._store(node, CppKernelOps(self, out).to_dtype(result, node.buffer.dtype), out)
+
+
+def _strides(ranges: tuple[int, ...]) -> list[int]:
+    strides, running = [], 1
+    for n in reversed(ranges):
+        strides.append(running)
+        running *= n
+    return list(reversed(strides))
+
+
+class CppCodegen:
+    name = "cpp"
+
+    def generate(self, groups: list[FusedGroup], buffers: dict[str, Buffer]) -> GeneratedKernels:
+        from ..cpp_builder import mvec_available
+
+        parts = [f"#define FJ_HAVE_MVEC {int(mvec_available())}", PRELUDE]
+        generated = GeneratedKernels("cpp", "")
+        for group in groups:
+            source, spec = CppKernel(group, buffers).render()
+            parts.append(source)
+            generated.kernels[spec.name] = spec
+        generated.source = "\n\n".join(parts)
+        return generated
+
+    def load(self, generated: GeneratedKernels) -> Future[dict[str, Callable[..., int]]]:
+        from ..cpp_builder import load_async
+
+        return load_async(generated)

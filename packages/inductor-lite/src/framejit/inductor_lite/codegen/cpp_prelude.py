@@ -1,0 +1,111 @@
+"""The header every generated C++ file starts with: dtype helpers, nan-exact math helpers,
+and SIMD declarations of libm functions so loops over exp/tanh/... vectorize via libmvec."""
+
+from __future__ import annotations
+
+PRELUDE = r"""
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <limits>
+#include <type_traits>
+
+#if FJ_HAVE_MVEC
+#define FJ_SIMD __attribute__((simd("notinbranch")))
+extern "C" {
+float expf(float) noexcept FJ_SIMD; double exp(double) noexcept FJ_SIMD;
+float exp2f(float) noexcept FJ_SIMD; double exp2(double) noexcept FJ_SIMD;
+float expm1f(float) noexcept FJ_SIMD; double expm1(double) noexcept FJ_SIMD;
+float logf(float) noexcept FJ_SIMD; double log(double) noexcept FJ_SIMD;
+float log2f(float) noexcept FJ_SIMD; double log2(double) noexcept FJ_SIMD;
+float log10f(float) noexcept FJ_SIMD; double log10(double) noexcept FJ_SIMD;
+float log1pf(float) noexcept FJ_SIMD; double log1p(double) noexcept FJ_SIMD;
+float sinf(float) noexcept FJ_SIMD; double sin(double) noexcept FJ_SIMD;
+float cosf(float) noexcept FJ_SIMD; double cos(double) noexcept FJ_SIMD;
+float tanf(float) noexcept FJ_SIMD; double tan(double) noexcept FJ_SIMD;
+float tanhf(float) noexcept FJ_SIMD; double tanh(double) noexcept FJ_SIMD;
+float sinhf(float) noexcept FJ_SIMD; double sinh(double) noexcept FJ_SIMD;
+float coshf(float) noexcept FJ_SIMD; double cosh(double) noexcept FJ_SIMD;
+float asinf(float) noexcept FJ_SIMD; double asin(double) noexcept FJ_SIMD;
+float acosf(float) noexcept FJ_SIMD; double acos(double) noexcept FJ_SIMD;
+float atanf(float) noexcept FJ_SIMD; double atan(double) noexcept FJ_SIMD;
+float asinhf(float) noexcept FJ_SIMD; double asinh(double) noexcept FJ_SIMD;
+float acoshf(float) noexcept FJ_SIMD; double acosh(double) noexcept FJ_SIMD;
+float atanhf(float) noexcept FJ_SIMD; double atanh(double) noexcept FJ_SIMD;
+float erff(float) noexcept FJ_SIMD; double erf(double) noexcept FJ_SIMD;
+float erfcf(float) noexcept FJ_SIMD; double erfc(double) noexcept FJ_SIMD;
+float powf(float, float) noexcept FJ_SIMD; double pow(double, double) noexcept FJ_SIMD;
+float atan2f(float, float) noexcept FJ_SIMD; double atan2(double, double) noexcept FJ_SIMD;
+}
+#endif
+
+static inline float fj_bf16_to_float(uint16_t h) {
+  return __builtin_bit_cast(float, static_cast<uint32_t>(h) << 16);
+}
+static inline uint16_t fj_float_to_bf16(float f) {
+  uint32_t bits = __builtin_bit_cast(uint32_t, f);
+  if (f != f) return 0x7FC0;
+  uint32_t bias = ((bits >> 16) & 1u) + 0x7FFFu;
+  return static_cast<uint16_t>((bits + bias) >> 16);
+}
+static inline float fj_round_bf16(float f) { return fj_bf16_to_float(fj_float_to_bf16(f)); }
+
+template <class T> static inline T fj_sigmoid(T x) { return T(1) / (T(1) + std::exp(-x)); }
+template <class T> static inline T fj_silu(T x) { return x / (T(1) + std::exp(-x)); }
+template <class T> static inline T fj_relu(T x) { return x < T(0) ? T(0) : x; }
+template <class T> static inline T fj_gelu_erf(T x) {
+  return T(0.5) * x * (T(1) + std::erf(x * T(M_SQRT1_2)));
+}
+template <class T> static inline T fj_gelu_tanh(T x) {
+  const T beta = T(M_SQRT2 * M_2_SQRTPI * 0.5);
+  const T inner = beta * (x + T(0.044715) * x * x * x);
+  return T(0.5) * x * (T(1) + std::tanh(inner));
+}
+template <class T> static inline T fj_maximum(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (a != a || b != b) return std::numeric_limits<T>::quiet_NaN();
+  }
+  return a < b ? b : a;
+}
+template <class T> static inline T fj_minimum(T a, T b) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (a != a || b != b) return std::numeric_limits<T>::quiet_NaN();
+  }
+  return b < a ? b : a;
+}
+template <class T> static inline T fj_clamp_min(T x, T lo) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (x != x) return x;
+  }
+  return x < lo ? lo : x;
+}
+template <class T> static inline T fj_clamp_max(T x, T hi) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (x != x) return x;
+  }
+  return hi < x ? hi : x;
+}
+template <class T> static inline T fj_remainder(T a, T b) {
+  T m = std::fmod(a, b);
+  if (m != T(0) && ((b < T(0)) != (m < T(0)))) m += b;
+  return m;
+}
+template <class T> static inline bool fj_isinf(T x) {
+  return std::abs(x) == std::numeric_limits<T>::infinity();
+}
+template <class T> static inline bool fj_arg_better_max(T v, T best) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (best != best) return false;
+    if (v != v) return true;
+  }
+  return v > best;
+}
+template <class T> static inline bool fj_arg_better_min(T v, T best) {
+  if constexpr (std::is_floating_point_v<T>) {
+    if (best != best) return false;
+    if (v != v) return true;
+  }
+  return v < best;
+}
+static inline void fj_flag(int* err) { __atomic_store_n(err, 1, __ATOMIC_RELAXED); }
+"""

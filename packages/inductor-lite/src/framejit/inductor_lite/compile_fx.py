@@ -1,0 +1,150 @@
+"""`compile_fx`: the backend entry point.  Decompose, lower, schedule, generate, compile,
+wrap — and if any stage cannot handle the graph, run it eagerly with a logged reason."""
+
+from __future__ import annotations
+
+import logging
+import threading
+from collections.abc import Callable
+from typing import Any
+
+import torch
+import torch.fx
+
+from .codegen import get_codegen
+from .codegen.triton import TritonCodegenUnavailable
+from .config import config
+from .decompose import Unsupported, to_core_aten
+from .graph_lowering import GraphLowering
+from .ir import BufferView, ExternCall
+from .scheduler import FusedGroup, extern_arg_buffers, schedule
+from .wrapper import WrapperBuilder
+
+log = logging.getLogger("framejit.inductor_lite")
+output_code_log = logging.getLogger("framejit.output_code")
+
+CODEGENS = ("cpp", "triton")
+
+
+def _pick_codegen(codegen: str | None, example_inputs: list[Any]) -> str:
+    if codegen is None:
+        cuda = any(isinstance(t, torch.Tensor) and t.device.type == "cuda" for t in example_inputs)
+        return "triton" if cuda else "cpp"
+    if codegen not in CODEGENS:
+        raise ValueError(f"inductor-lite: codegen must be one of {CODEGENS}, got {codegen!r}")
+    return codegen
+
+
+def _eager(gm: torch.fx.GraphModule, reason: str) -> Callable[..., Any]:
+    log.warning("inductor-lite: running the graph eagerly: %s", reason)
+
+    def run_eagerly(*args: Any) -> Any:
+        return gm(*args)
+
+    run_eagerly.source_code = f"# inductor-lite ran this graph eagerly: {reason}\n{gm.code}"  # type: ignore[attr-defined]
+    run_eagerly.fallback_reason = reason  # type: ignore[attr-defined]
+    return run_eagerly
+
+
+def compile_fx(gm: torch.fx.GraphModule, example_inputs: list[Any], codegen: str | None = None) -> Callable[..., Any]:
+    """Compile an FX graph for the example inputs; returns a callable with `.source_code`."""
+    if not isinstance(gm, torch.fx.GraphModule):
+        raise TypeError(
+            f"inductor-lite: compile_fx expects a torch.fx.GraphModule, got {type(gm).__name__}; "
+            "trace the function first (torch.fx.symbolic_trace or make_fx)"
+        )
+    example_inputs = list(example_inputs)
+    choice = _pick_codegen(codegen, example_inputs)
+    generator = get_codegen(choice)  # raises TritonCodegenUnavailable for now
+    if torch.is_grad_enabled() and any(
+        isinstance(t, torch.Tensor) and t.requires_grad for t in example_inputs
+    ):
+        return _eager(gm, "inputs require grad and grad mode is on (no AOTAutograd yet)")
+    try:
+        return _compile(gm, example_inputs, generator)
+    except TritonCodegenUnavailable:
+        raise
+    except Exception as error:
+        if config.strict:
+            raise
+        reason = f"{type(error).__name__}: {error}"
+        return _eager(gm, reason)
+
+
+def _compile(gm: torch.fx.GraphModule, example_inputs: list[Any], generator: Any) -> Callable[..., Any]:
+    aten_graph = to_core_aten(gm, example_inputs)
+    graph = GraphLowering(aten_graph.gm, aten_graph.fake_inputs).run()
+    outputs = {v.buffer.name for v in graph.outputs if isinstance(v, BufferView)}
+    extern_reads: set[str] = set()
+    for step in graph.steps:
+        if isinstance(step, ExternCall):
+            extern_reads |= extern_arg_buffers(step)
+    steps = schedule(graph.steps, outputs, extern_reads)
+    groups = [s for s in steps if isinstance(s, FusedGroup)]
+    generated = generator.generate(groups, graph.buffers)
+    builder = WrapperBuilder(graph, steps, generated, aten_graph.out_spec)
+    wrapper_source = builder.build()
+    future = generator.load(generated) if groups else None
+    namespace = builder.namespace
+    state = {"warned": set()}
+
+    def fallback(args: tuple[Any, ...], reason: str) -> Any:
+        if reason not in state["warned"]:
+            state["warned"].add(reason)
+            log.info("inductor-lite: eager run of a compiled graph: %s", reason)
+        return gm(*args)
+
+    namespace["_fallback"] = fallback
+    namespace["_gm"] = gm
+    exec(compile(wrapper_source + COLD_PATH, f"<inductor-lite wrapper {id(namespace):x}>", "exec"), namespace)
+    _arm_first_call(namespace, future, [g.name for g in groups])
+    call = namespace["call"]
+    call.source_code = f"{wrapper_source}\n\n# ---- kernels ({generated.language}) ----\n{generated.source}"
+    call.wrapper_source = wrapper_source
+    call.kernel_source = generated.source
+    call.fallback_reasons = list(graph.fallback_reasons)
+    call.kernel_count = len(groups)
+    call.graph_module = gm
+    call.wait_compiled = lambda: future.result() if future is not None else None
+    output_code_log.debug("inductor-lite output code:\n%s", call.source_code)
+    return call
+
+
+COLD_PATH = """
+
+def _cold_call(*args):
+    _ensure_compiled()
+    return call(*args)
+
+
+def _eager_call(*args):
+    return _gm(*args)
+"""
+
+
+def _arm_first_call(namespace: dict[str, Any], future: Any, names: list[str]) -> None:
+    """Kernels compile in the background; the first call waits for them, binds them as
+    globals and swaps in the hot code, so later calls pay nothing for the laziness."""
+    call = namespace["call"]
+    hot_code = call.__code__
+    lock = threading.Lock()
+
+    def ensure_compiled() -> None:
+        with lock:
+            if call.__code__ is not namespace["_cold_call"].__code__:
+                return
+            try:
+                kernels = future.result() if future is not None else {}
+            except Exception as error:
+                if config.strict:
+                    raise
+                log.warning("inductor-lite: compile failed, the graph runs eagerly: %s", error)
+                call.__code__ = namespace["_eager_call"].__code__
+                return
+            for name in names:
+                namespace[f"_k_{name}"] = kernels[name]
+            namespace["_kernels_library"] = kernels
+            call.__code__ = hot_code
+
+    namespace["_ensure_compiled"] = ensure_compiled
+    call.__code__ = namespace["_cold_call"].__code__

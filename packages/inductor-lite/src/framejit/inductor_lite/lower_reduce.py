@@ -1,0 +1,260 @@
+"""Lowerings of reductions and the normalizations built from them (softmax, layer_norm, var).
+
+Every reduction becomes a `ComputedBuffer` with a `ReductionBody`; its pointwise producers
+are inlined into the body and its epilogues are fused by the scheduler.  var/std use two
+passes (mean, then the sum of squared deviations), both fused into one kernel.
+"""
+
+from __future__ import annotations
+
+import math
+from collections.abc import Sequence
+from typing import Any
+
+import torch
+
+from .ir import BufferView, Pointwise, ReductionBody, TensorValue
+from .lowering import (
+    FLOAT_DTYPES,
+    LoweringContext,
+    NotLowered,
+    aten,
+    opmath_dtype,
+    pointwise,
+    register,
+)
+from .ops import ops
+
+
+def normalize_dims(dims: Any, ndim: int) -> list[int]:
+    if dims is None:
+        dims = list(range(ndim))
+    elif isinstance(dims, int):
+        dims = [dims]
+    dims = list(dims)
+    if ndim == 0:
+        if any(d not in (0, -1) for d in dims):
+            raise NotLowered("bad reduction dim for a 0-dim tensor")
+        return []
+    if not dims:
+        return list(range(ndim))
+    return sorted({d % ndim for d in dims})
+
+
+def make_reduction(
+    ctx: LoweringContext,
+    x: TensorValue,
+    dims: Sequence[int],
+    reduction_type: str,
+    out_dtype: torch.dtype,
+    value_dtype: torch.dtype,
+    keepdim: bool,
+) -> BufferView:
+    size = x.size
+    reduced = set(dims)
+    out_size = tuple(1 if i in reduced else n for i, n in enumerate(size)) if keepdim else tuple(
+        n for i, n in enumerate(size) if i not in reduced
+    )
+    reduction_ranges = tuple(size[d] for d in dims)
+    loader = x.make_loader()
+    kept = [i for i in range(len(size)) if i not in reduced]
+
+    def inner(index: list[Any], rindex: list[Any]) -> Any:
+        full: list[Any] = [0] * len(size)
+        out_positions = kept if not keepdim else kept
+        source = index if not keepdim else [index[i] for i in kept]
+        for position, value in zip(out_positions, source, strict=True):
+            full[position] = value
+        for position, value in zip(dims, rindex, strict=True):
+            full[position] = value
+        return ops.to_dtype(loader(full), value_dtype)
+
+    body = ReductionBody(out_size, reduction_ranges, reduction_type, inner, value_dtype)
+    return ctx.graph.add_computed(out_size, out_dtype, body)
+
+
+def _keep(view: BufferView | Pointwise) -> Any:
+    return view
+
+
+def _div_by(ctx: LoweringContext, value: Any, count: int, out_dtype: torch.dtype) -> Pointwise:
+    compute = opmath_dtype(out_dtype)
+    return pointwise(
+        ctx,
+        lambda v: ops.truediv(v, ops.constant(count, compute)),
+        [value],
+        compute_dtype=compute,
+        out_dtype=out_dtype,
+        out_size=value.size,
+    )
+
+
+@register(aten.sum.dim_IntList, aten.sum.default)
+def sum_(ctx: LoweringContext, x: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
+    out = ctx.out_dtype
+    return make_reduction(ctx, x, normalize_dims(dim, len(x.size)), "sum", out, opmath_dtype(out), keepdim)
+
+
+@register(aten.prod.default, aten.prod.dim_int)
+def prod(ctx: LoweringContext, x: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
+    out = ctx.out_dtype
+    return make_reduction(ctx, x, normalize_dims(dim, len(x.size)), "prod", out, opmath_dtype(out), keepdim)
+
+
+@register(aten.mean.dim, aten.mean.default)
+def mean(ctx: LoweringContext, x: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
+    out = ctx.out_dtype
+    if out not in FLOAT_DTYPES:
+        raise NotLowered("mean with a non-float result")
+    dims = normalize_dims(dim, len(x.size))
+    compute = opmath_dtype(out)
+    total = make_reduction(ctx, x, dims, "sum", compute, compute, keepdim)
+    return _div_by(ctx, total, math.prod(x.size[d] for d in dims), out)
+
+
+def _minmax(reduction_type: str):
+    def lower(ctx: LoweringContext, x: Any, dim: Any = (), keepdim: bool = False) -> Any:
+        if ctx.out_dtype == torch.bool:
+            raise NotLowered("amax/amin of bool")
+        return make_reduction(
+            ctx, x, normalize_dims(dim, len(x.size)), reduction_type, ctx.out_dtype,
+            opmath_dtype(ctx.out_dtype), keepdim,
+        )  # fmt: skip
+
+    return lower
+
+
+register(aten.amax.default)(_minmax("max"))
+register(aten.amin.default)(_minmax("min"))
+
+
+def _arg(reduction_type: str):
+    def lower(ctx: LoweringContext, x: Any, dim: Any = None, keepdim: bool = False) -> Any:
+        if x.dtype == torch.bool:
+            raise NotLowered("argmax/argmin of bool")
+        dims = normalize_dims(dim, len(x.size))
+        if dim is None and keepdim:
+            raise NotLowered("argmax with dim=None, keepdim=True")
+        return make_reduction(
+            ctx, x, dims, reduction_type, torch.int64, opmath_dtype(x.dtype), keepdim
+        )
+
+    return lower
+
+
+register(aten.argmax.default)(_arg("argmax"))
+register(aten.argmin.default)(_arg("argmin"))
+
+
+def _anyall(reduction_type: str):
+    def lower(ctx: LoweringContext, x: Any, dim: Any = None, keepdim: bool = False) -> Any:
+        if ctx.out_dtype != torch.bool:
+            raise NotLowered(f"{reduction_type} producing {ctx.out_dtype}")
+        return make_reduction(
+            ctx, x, normalize_dims(dim, len(x.size)), reduction_type, torch.bool, torch.bool, keepdim
+        )
+
+    return lower
+
+
+for _name, _targets in {
+    "any": (aten.any.default, aten.any.dim, aten.any.dims),
+    "all": (aten.all.default, aten.all.dim, aten.all.dims),
+}.items():
+    register(*_targets)(_anyall(_name))
+
+
+def _mean_and_var(ctx: LoweringContext, x: Any, dims: list[int], correction: float, keepdim: bool, out: torch.dtype) -> tuple[Pointwise, Pointwise]:
+    """Two-pass mean and variance, both keepdim-shaped internally."""
+    compute = opmath_dtype(out)
+    count = math.prod(x.size[d] for d in dims)
+    total = make_reduction(ctx, x, dims, "sum", compute, compute, True)
+    mean_kept = _div_by(ctx, total, count, compute)
+    centered = pointwise(
+        ctx, lambda a, m: ops.mul(ops.sub(a, m), ops.sub(a, m)), [x, mean_kept],
+        compute_dtype=compute, out_dtype=compute, out_size=x.size,
+    )  # fmt: skip
+    squares = make_reduction(ctx, centered, dims, "sum", compute, compute, keepdim)
+    var = _div_by(ctx, squares, max(count - correction, 0), out)
+    if not keepdim:
+        mean_value = _div_by(ctx, make_reduction(ctx, x, dims, "sum", compute, compute, False), count, out)
+    else:
+        mean_value = _div_by(ctx, total, count, out)
+    return mean_value, var
+
+
+@register(aten.var.correction)
+def var(ctx: LoweringContext, x: Any, dim: Any = None, *, correction: Any = None, keepdim: bool = False) -> Any:
+    if ctx.out_dtype not in FLOAT_DTYPES:
+        raise NotLowered("var of non-float")
+    correction = 1 if correction is None else correction
+    return _mean_and_var(ctx, x, normalize_dims(dim, len(x.size)), correction, keepdim, ctx.out_dtype)[1]
+
+
+@register(aten.var_mean.correction)
+def var_mean(ctx: LoweringContext, x: Any, dim: Any = None, *, correction: Any = None, keepdim: bool = False) -> Any:
+    out = ctx.meta[0].dtype
+    if out not in FLOAT_DTYPES:
+        raise NotLowered("var_mean of non-float")
+    correction = 1 if correction is None else correction
+    mean_value, var_value = _mean_and_var(ctx, x, normalize_dims(dim, len(x.size)), correction, keepdim, out)
+    return (var_value, mean_value)
+
+
+def _softmax_parts(ctx: LoweringContext, x: Any, dim: int, out: torch.dtype):
+    compute = opmath_dtype(out)
+    dims = normalize_dims(dim, len(x.size))
+    peak = make_reduction(ctx, x, dims, "max", compute, compute, True)
+    shifted = pointwise(ctx, ops.sub, [x, peak], compute_dtype=compute, out_dtype=compute, out_size=x.size)
+    exps = pointwise(ctx, ops.exp, [shifted], compute_dtype=compute, out_dtype=compute, out_size=x.size)
+    total = make_reduction(ctx, exps, dims, "sum", compute, compute, True)
+    return compute, shifted, exps, total
+
+
+@register(aten._softmax.default)
+def softmax(ctx: LoweringContext, x: Any, dim: int, half_to_float: bool) -> Any:
+    if ctx.out_dtype not in FLOAT_DTYPES or half_to_float:
+        raise NotLowered("softmax of non-float or half_to_float")
+    compute, _, exps, total = _softmax_parts(ctx, x, dim, ctx.out_dtype)
+    return pointwise(ctx, ops.truediv, [exps, total], compute_dtype=compute)
+
+
+@register(aten._log_softmax.default)
+def log_softmax(ctx: LoweringContext, x: Any, dim: int, half_to_float: bool) -> Any:
+    if ctx.out_dtype not in FLOAT_DTYPES or half_to_float:
+        raise NotLowered("log_softmax of non-float or half_to_float")
+    compute, shifted, _, total = _softmax_parts(ctx, x, dim, ctx.out_dtype)
+    return pointwise(ctx, lambda s, t: ops.sub(s, ops.log(t)), [shifted, total], compute_dtype=compute)
+
+
+@register(aten.native_layer_norm.default)
+def layer_norm(ctx: LoweringContext, x: Any, normalized_shape: Sequence[int], weight: Any, bias: Any, eps: float) -> Any:
+    out = ctx.meta[0].dtype
+    stat_dtype = ctx.meta[1].dtype
+    if out not in FLOAT_DTYPES:
+        raise NotLowered("layer_norm of non-float")
+    compute = opmath_dtype(out)
+    dims = list(range(len(x.size) - len(normalized_shape), len(x.size)))
+    mean_value, var_value = _mean_and_var(ctx, x, dims, 0, True, compute)
+    rstd = pointwise(
+        ctx, lambda v: ops.rsqrt(ops.add(v, ops.constant(eps, compute))), [var_value],
+        compute_dtype=compute, out_dtype=compute, out_size=var_value.size,
+    )  # fmt: skip
+    inputs: list[Any] = [x, mean_value, rstd]
+    if weight is not None:
+        inputs.append(weight)
+    if bias is not None:
+        inputs.append(bias)
+
+    def normalize(a: Any, m: Any, r: Any, *affine: Any) -> Any:
+        result = ops.mul(ops.sub(a, m), r)
+        if weight is not None:
+            result = ops.mul(result, affine[0])
+        if bias is not None:
+            result = ops.add(result, affine[-1])
+        return result
+
+    result = pointwise(ctx, normalize, inputs, compute_dtype=compute, out_dtype=out, out_size=x.size)
+    stats_size = tuple(int(s) for s in ctx.meta[1].shape)
+    as_stat = lambda v: pointwise(ctx, lambda a: a, [v], compute_dtype=compute, out_dtype=stat_dtype, out_size=stats_size)  # noqa: E731
+    return (result, as_stat(mean_value), as_stat(rstd))

@@ -1,0 +1,127 @@
+"""View ops as index remappings: strided windows on buffers, index maps on pointwise values.
+
+On a realized buffer the view is computed by running the op on a meta tensor with the same
+strides, so every view op torch knows is exact.  On an unrealized pointwise value the view
+becomes an affine map of indices when it is one (permute, expand, slice, select, squeeze,
+splitting reshapes); otherwise the value is realized first.
+"""
+
+from __future__ import annotations
+
+from typing import Any
+
+import sympy
+import torch
+
+from .ir import BufferView, Pointwise, contiguous_strides
+from .lowering import LoweringContext, NotLowered, aten, register
+
+VIEW_OPS = [
+    aten.view.default,
+    aten._unsafe_view.default,
+    aten.reshape.default,
+    aten.permute.default,
+    aten.expand.default,
+    aten.unsqueeze.default,
+    aten.squeeze.default,
+    aten.squeeze.dim,
+    aten.squeeze.dims,
+    aten.slice.Tensor,
+    aten.select.int,
+    aten.transpose.int,
+    aten.t.default,
+    aten.alias.default,
+    aten.detach.default,
+    aten.lift_fresh_copy.default,
+    aten.diagonal.default,
+    aten.unfold.default,
+]
+
+
+def _meta_like(size: tuple[int, ...], stride: tuple[int, ...], offset: int, dtype: torch.dtype) -> torch.Tensor:
+    extent = offset + 1 + sum((n - 1) * s for n, s in zip(size, stride, strict=True) if n > 0)
+    storage = torch.empty(max(extent, 1), dtype=dtype, device="meta")
+    return storage.as_strided(size, stride, offset)
+
+
+def _apply_meta(ctx: LoweringContext, base: torch.Tensor, rest: tuple[Any, ...], kwargs: dict[str, Any]) -> torch.Tensor:
+    target = ctx.node.target
+    if target in (aten.lift_fresh_copy.default, aten.detach.default):
+        target = aten.alias.default
+    out = target(base, *rest, **kwargs)
+    if not isinstance(out, torch.Tensor):
+        raise NotLowered("view op returned a non-tensor")
+    return out
+
+
+def view_of_buffer(ctx: LoweringContext, view: BufferView, rest: tuple[Any, ...], kwargs: dict[str, Any]) -> BufferView:
+    base = _meta_like(view.size, view.stride, view.offset, view.dtype)
+    out = _apply_meta(ctx, base, rest, kwargs)
+    return BufferView(view.buffer, tuple(out.shape), tuple(out.stride()), out.storage_offset())
+
+
+def affine_index_map(in_size: tuple[int, ...], out_size: tuple[int, ...], out_stride: tuple[int, ...], offset: int):
+    """Express a view of a contiguous tensor as in_index = f(out_index), or None if not affine."""
+    cstrides = contiguous_strides(in_size)
+    dims = [i for i, n in enumerate(in_size) if n > 1]
+    start = [0] * len(in_size)
+    for i in dims:
+        start[i] = (offset // cstrides[i]) % in_size[i]
+    if sum(start[i] * cstrides[i] for i in dims) != offset:
+        return None
+    coeffs: list[tuple[int, int, int]] = []  # (out dim, in dim, coefficient)
+    reach = list(start)
+    for j, (n, s) in enumerate(zip(out_size, out_stride, strict=True)):
+        if n == 1 or s == 0:
+            continue
+        owner = None
+        for i in sorted(dims, key=lambda d: -cstrides[d]):
+            if s % cstrides[i] == 0:
+                owner = i
+                break
+        if owner is None:
+            return None
+        coeff = s // cstrides[owner]
+        coeffs.append((j, owner, coeff))
+        reach[owner] += coeff * (n - 1)
+    if any(reach[i] >= max(in_size[i], 1) for i in range(len(in_size))):
+        return None
+
+    def remap(index: list[Any]) -> list[Any]:
+        result: list[Any] = [sympy.Integer(v) for v in start]
+        for j, i, coeff in coeffs:
+            result[i] = result[i] + coeff * index[j]
+        return result
+
+    return remap
+
+
+def view_of_pointwise(ctx: LoweringContext, value: Pointwise, rest: tuple[Any, ...], kwargs: dict[str, Any]) -> Pointwise | None:
+    base = _meta_like(value.size, contiguous_strides(value.size), 0, value.dtype)
+    out = _apply_meta(ctx, base, rest, kwargs)
+    remap = affine_index_map(value.size, tuple(out.shape), tuple(out.stride()), out.storage_offset())
+    if remap is None:
+        return None
+    inner = value.inner_fn
+    return Pointwise(
+        tuple(out.shape),
+        value.dtype,
+        lambda index: inner(remap(index)),
+        value.op_count,
+        value.read_count,
+    )
+
+
+def lower_view(ctx: LoweringContext, x: Any, *rest: Any, **kwargs: Any) -> Any:
+    if isinstance(x, Pointwise):
+        mapped = view_of_pointwise(ctx, x, rest, kwargs)
+        if mapped is not None:
+            return mapped
+        x = ctx.realize(x)
+    if not isinstance(x, BufferView):
+        raise NotLowered("view of a non-tensor")
+    return view_of_buffer(ctx, x, rest, kwargs)
+
+
+for _target in VIEW_OPS:
+    register(_target)(lower_view)

@@ -1,0 +1,324 @@
+"""Scheduling and fusion: group computed buffers into kernels that share an outer loop.
+
+A `FusedGroup` runs one parallel loop over its outer ranges; inside, each node runs its own
+inner loop nest (pointwise) or reduction loop for that outer index.  A node joins the current
+group when its ranges start with the group's outer ranges and every value it reads from the
+group was produced for the same outer index (checked on the sympy load indices), so softmax
+and layer_norm become one kernel and pointwise chains one loop.  Externs end a group.
+"""
+
+from __future__ import annotations
+
+import math
+from dataclasses import dataclass, field
+
+import sympy
+
+from .config import config
+from .ir import Buffer, ComputedBuffer, ExternCall, ReductionBody, index_symbols
+from .ops import DependencyRecorder, use_handler
+
+
+@dataclass(eq=False)
+class NodeLoops:
+    """One computed buffer's loop variables inside its group."""
+
+    buffer: ComputedBuffer
+    index: list[sympy.Expr]  # the body's index, one entry per dim (0 for size-1 dims)
+    inner_ranges: tuple[int, ...]  # pointwise dims inside the outer loop
+    reduction_ranges: tuple[int, ...]
+    rindex: list[sympy.Symbol]
+    store_index: sympy.Expr
+    loads: list[tuple[str, sympy.Expr]]
+    op_count: int
+    symbol_ranges: dict[sympy.Symbol, int]
+
+
+@dataclass(eq=False)
+class FusedGroup:
+    name: str
+    outer: tuple[int, ...]
+    nodes: list[NodeLoops] = field(default_factory=list)
+    # buffers that must be written to memory (read outside the group or at another index)
+    stored: set[str] = field(default_factory=set)
+    # consecutive pointwise nodes sharing one inner loop nest (a reduction is a nest alone)
+    nests: list[list[NodeLoops]] = field(default_factory=list)
+
+    @property
+    def buffer_names(self) -> set[str]:
+        return {n.buffer.name for n in self.nodes}
+
+    def work(self) -> int:
+        per_outer = max(
+            (math.prod(n.inner_ranges) * math.prod(n.reduction_ranges) for n in self.nodes),
+            default=1,
+        )
+        return math.prod(self.outer) * per_outer
+
+
+Step = FusedGroup | ExternCall
+
+OUTER = index_symbols("x", 8)
+INNER = index_symbols("y", 8)
+RED = index_symbols("r", 8)
+
+
+def squeeze(size: tuple[int, ...]) -> tuple[int, ...]:
+    return tuple(n for n in size if n != 1)
+
+
+def node_loops(buffer: ComputedBuffer, outer_len: int) -> NodeLoops:
+    body = buffer.body
+    index: list[sympy.Expr] = []
+    inner: list[int] = []
+    ranges: dict[sympy.Symbol, int] = {}
+    position = 0
+    for n in body.ranges:
+        if n == 1:
+            index.append(sympy.Integer(0))
+            continue
+        if position < outer_len:
+            symbol = OUTER[position]
+        else:
+            symbol = INNER[position - outer_len]
+            inner.append(n)
+        ranges[symbol] = n
+        index.append(symbol)
+        position += 1
+    reduction_ranges = tuple(body.reduction_ranges) if isinstance(body, ReductionBody) else ()
+    rindex = RED[: len(reduction_ranges)]
+    for symbol, n in zip(rindex, reduction_ranges, strict=True):
+        ranges[symbol] = n
+    recorder = DependencyRecorder()
+    with use_handler(recorder):
+        if isinstance(body, ReductionBody):
+            body.inner_fn(index, list(rindex))
+        else:
+            body.inner_fn(index)
+    store = sum(
+        (i * s for i, n, s in zip(index, buffer.size, buffer.stride, strict=True) if n != 1),
+        sympy.Integer(0),
+    )
+    return NodeLoops(
+        buffer, index, tuple(inner), reduction_ranges, list(rindex), sympy.expand(store),
+        [(name, sympy.expand(expr)) for name, expr in recorder.loads], recorder.op_count, ranges,
+    )  # fmt: skip
+
+
+def _linear_bounds(expr: sympy.Expr, ranges: dict[sympy.Symbol, int]) -> tuple[int, int] | None:
+    """Min and max of an integer-linear expression over the loop ranges, or None."""
+    if not expr.free_symbols <= set(ranges):
+        return None
+    try:
+        poly = sympy.Poly(expr, *sorted(expr.free_symbols, key=str)) if expr.free_symbols else None
+    except sympy.PolynomialError:
+        return None
+    if poly is None:
+        return int(expr), int(expr)
+    if poly.total_degree() > 1:
+        return None
+    low = high = int(poly.coeff_monomial(1))
+    for symbol in expr.free_symbols:
+        coeff = poly.coeff_monomial(symbol)
+        if not coeff.is_Integer:
+            return None
+        span = int(coeff) * (ranges[symbol] - 1)
+        low += min(0, span)
+        high += max(0, span)
+    return low, high
+
+
+def _outer_part(expr: sympy.Expr, outer: list[sympy.Symbol]) -> tuple[list[sympy.Expr], sympy.Expr]:
+    coeffs = [expr.coeff(symbol) for symbol in outer]
+    rest = sympy.expand(expr - sum((c * s for c, s in zip(coeffs, outer, strict=True)), sympy.Integer(0)))
+    return coeffs, rest
+
+
+def same_outer_read(reader: NodeLoops, producer: NodeLoops, load: sympy.Expr, outer_len: int) -> bool:
+    """Does `load` (in reader) touch only what producer wrote for the same outer index?"""
+    buffer = producer.buffer
+    if not buffer.is_contiguous():
+        return False
+    outer = OUTER[:outer_len]
+    load_coeffs, load_rest = _outer_part(load, outer)
+    store_coeffs, store_rest = _outer_part(producer.store_index, outer)
+    if load_coeffs != store_coeffs or load_rest.free_symbols & set(outer):
+        return False
+    block = math.prod(producer.inner_ranges)
+    bounds = _linear_bounds(load_rest, reader.symbol_ranges)
+    return bounds is not None and 0 <= bounds[0] and bounds[1] < block
+
+
+def _fits(group: FusedGroup, buffer: ComputedBuffer) -> tuple[int, ...] | None:
+    """The group's outer ranges if buffer joins it, or None."""
+    shape = squeeze(buffer.body.ranges)
+    reductions = [n for n in group.nodes if n.reduction_ranges]
+    if isinstance(buffer.body, ReductionBody):
+        candidate = shape
+        if group.outer[: len(candidate)] != candidate or (reductions and candidate != group.outer):
+            return None
+    elif reductions:
+        candidate = group.outer
+        if shape[: len(candidate)] != candidate:
+            return None
+    else:
+        common = 0
+        while common < min(len(shape), len(group.outer)) and shape[common] == group.outer[common]:
+            common += 1
+        candidate = group.outer[:common]
+    total = group.work() + buffer.numel * (math.prod(getattr(buffer.body, "reduction_ranges", ())))
+    if math.prod(candidate) < 64 and total >= config.parallel_min_work:
+        return None
+    return candidate
+
+
+def _legal(group: FusedGroup, loops: NodeLoops, outer: tuple[int, ...]) -> bool:
+    members = {n.buffer.name: n for n in group.nodes}
+    for name, expr in loops.loads:
+        producer = members.get(name)
+        if producer is not None and not same_outer_read(loops, producer, expr, len(outer)):
+            return False
+    return True
+
+
+def _relayout(group: FusedGroup, outer: tuple[int, ...]) -> FusedGroup:
+    regrouped = FusedGroup(group.name, outer)
+    regrouped.nodes = [node_loops(n.buffer, len(outer)) for n in group.nodes]
+    return regrouped
+
+
+def schedule(steps: list[ComputedBuffer | ExternCall], graph_outputs: set[str], extern_reads: set[str]) -> list[Step]:
+    result: list[Step] = []
+    current: FusedGroup | None = None
+    counter = 0
+
+    def close() -> None:
+        nonlocal current
+        if current is not None:
+            result.append(current)
+            current = None
+
+    for step in steps:
+        if isinstance(step, ExternCall):
+            close()
+            result.append(step)
+            continue
+        if current is not None:
+            outer = _fits(current, step)
+            if outer is not None:
+                candidate = _relayout(current, outer) if outer != current.outer else current
+                loops = node_loops(step, len(outer))
+                if _legal(candidate, loops, outer) and all(
+                    _legal(candidate, n, outer) for n in candidate.nodes
+                ):
+                    candidate.nodes.append(loops)
+                    current = candidate
+                    continue
+            close()
+        outer = squeeze(step.body.ranges)
+        current = FusedGroup(f"kernel{counter}", outer, [node_loops(step, len(outer))])
+        counter += 1
+    close()
+    _mark_stored(result, graph_outputs, extern_reads)
+    return result
+
+
+def _mark_stored(steps: list[Step], graph_outputs: set[str], extern_reads: set[str]) -> None:
+    """A group keeps a buffer in registers only when every read is local and at its index."""
+    group_of: dict[str, FusedGroup] = {}
+    for step in steps:
+        if isinstance(step, FusedGroup):
+            for node in step.nodes:
+                group_of[node.buffer.name] = step
+    needed = set(graph_outputs) | set(extern_reads)
+    for step in steps:
+        if not isinstance(step, FusedGroup):
+            continue
+        build_nests(step)
+        for node in step.nodes:
+            for name, expr in node.loads:
+                owner = group_of.get(name)
+                if owner is not step:
+                    needed.add(name)
+                    continue
+                producer = next(n for n in step.nodes if n.buffer.name == name)
+                if not local_read(step, producer, node, expr):
+                    needed.add(name)
+    for step in steps:
+        if isinstance(step, FusedGroup):
+            step.stored = {n for n in step.buffer_names if n in needed}
+
+
+def build_nests(group: FusedGroup) -> None:
+    """Consecutive pointwise nodes with equal inner ranges share one loop nest, unless one
+    reads another's buffer at a different index (that would be a loop-carried dependency)."""
+    nests: list[list[NodeLoops]] = []
+    for node in group.nodes:
+        last = nests[-1] if nests else None
+        if (
+            last is not None
+            and not node.reduction_ranges
+            and not last[0].reduction_ranges
+            and last[0].inner_ranges == node.inner_ranges
+            and all(
+                sympy.expand(expr - producer.store_index) == 0
+                for producer in last
+                for name, expr in node.loads
+                if name == producer.buffer.name
+            )
+        ):
+            last.append(node)
+        else:
+            nests.append([node])
+    group.nests = nests
+
+
+def same_nest(group: FusedGroup, a: NodeLoops, b: NodeLoops) -> bool:
+    return any(a in nest and b in nest for nest in group.nests)
+
+
+def local_read(group: FusedGroup, producer: NodeLoops, reader: NodeLoops, expr: sympy.Expr) -> bool:
+    if sympy.expand(expr - producer.store_index) != 0:
+        return False
+    if producer.reduction_ranges:
+        # a reduction result is a scalar per outer index: any later node may read it
+        return not producer.inner_ranges and reader is not producer
+    return same_nest(group, producer, reader)
+
+
+def buffer_readers(steps: list[Step]) -> dict[str, int]:
+    """Index of the last step that reads each buffer (for buffer reuse in the wrapper)."""
+    last: dict[str, int] = {}
+    for position, step in enumerate(steps):
+        names: set[str] = set()
+        if isinstance(step, FusedGroup):
+            for node in step.nodes:
+                names.update(name for name, _ in node.loads)
+        else:
+            names.update(extern_arg_buffers(step))
+        for name in names:
+            last[name] = position
+    return last
+
+
+def extern_arg_buffers(call: ExternCall) -> set[str]:
+    from .ir import BufferView
+
+    names: set[str] = set()
+
+    def visit(value: object) -> None:
+        if isinstance(value, BufferView):
+            names.add(value.buffer.name)
+        elif isinstance(value, (list, tuple)):
+            for item in value:
+                visit(item)
+        elif isinstance(value, dict):
+            for item in value.values():
+                visit(item)
+
+    visit(call.args)
+    visit(call.kwargs)
+    return names
+
+
+__all__ = ["Buffer", "FusedGroup", "NodeLoops", "Step", "buffer_readers", "schedule"]

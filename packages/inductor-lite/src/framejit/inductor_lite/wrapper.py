@@ -1,0 +1,164 @@
+"""The Python wrapper of one compiled graph: generated source that checks the inputs,
+allocates buffers (reusing dead ones), calls kernels and ATen externs, and builds outputs.
+
+Everything that can be decided at compile time is: the hit path is straight-line code with
+constants bound as globals.  Whatever the wrapper cannot serve (other shapes/strides/dtypes,
+a changed scalar, autograd needed, an index out of range) runs the original graph eagerly.
+"""
+
+from __future__ import annotations
+
+import math
+from typing import Any
+
+import torch
+from torch.utils import _pytree as pytree
+
+from .codegen.common import GeneratedKernels
+from .graph_lowering import GraphLowering
+from .ir import BufferView, ComputedBuffer, ExternCall, InputBuffer
+from .scheduler import FusedGroup, Step, buffer_readers
+
+
+class WrapperBuilder:
+    def __init__(self, graph: GraphLowering, steps: list[Step], kernels: GeneratedKernels, out_spec: pytree.TreeSpec) -> None:
+        self.graph = graph
+        self.steps = steps
+        self.kernels = kernels
+        self.out_spec = out_spec
+        self.namespace: dict[str, Any] = {
+            "_empty": torch.empty_strided,
+            "_as_strided": torch.as_strided,
+            "_grad_enabled": torch.is_grad_enabled,
+            "_tree_leaves": pytree.tree_leaves,
+        }
+        self.lines: list[str] = []
+        self._constants = 0
+
+    def const(self, value: Any) -> str:
+        if value is None or isinstance(value, (bool, str)):
+            return repr(value)
+        if isinstance(value, int):
+            return repr(value)
+        if isinstance(value, float) and math.isfinite(value):
+            return repr(value)
+        if isinstance(value, (list, tuple)):
+            inner = ", ".join(self.arg(v) for v in value)
+            return f"[{inner}]" if isinstance(value, list) else f"({inner}{',' if len(value) == 1 else ''})"
+        name = f"_c{self._constants}"
+        self._constants += 1
+        self.namespace[name] = value
+        return name
+
+    def tensor(self, view: BufferView) -> str:
+        name = view.buffer.name
+        if view.is_whole():
+            return name
+        return f"_as_strided({name}, {view.size!r}, {view.stride!r}, {name}.storage_offset() + {view.offset})"
+
+    def arg(self, value: Any) -> str:
+        if isinstance(value, BufferView):
+            return self.tensor(value)
+        if isinstance(value, dict):
+            return "{" + ", ".join(f"{k!r}: {self.arg(v)}" for k, v in value.items()) + "}"
+        return self.const(value)
+
+    def build(self) -> str:
+        graph = self.graph
+        names = [b.name if isinstance(b, InputBuffer) else f"s{i}" for i, b in enumerate(graph.inputs)]
+        emit = self.lines.append
+        emit("def call(*args):")
+        if names:
+            emit(f"    {', '.join(names)}{',' if len(names) == 1 else ''} = args")
+        checks, grad_checks = [], []
+        for name, value in zip(names, graph.inputs, strict=True):
+            if isinstance(value, InputBuffer):
+                dtype = self.const(value.dtype)
+                checks.append(
+                    f"{name}.size() != {value.size!r} or {name}.stride() != {value.stride!r} "
+                    f"or {name}.dtype is not {dtype} or not {name}.is_cpu"
+                )
+                grad_checks.append(f"{name}.requires_grad")
+            else:
+                checks.append(f"{name}.__class__ is not {self.const(type(value))} or {name} != {value!r}")
+        for name in graph.constants:
+            emit(f"    {name} = _const_{name}")
+            self.namespace[f"_const_{name}"] = graph.constants[name]
+            grad_checks.append(f"{name}.requires_grad")
+        if checks:
+            emit(f"    if {' or '.join(f'({c})' for c in checks)}:")
+            emit("        return _fallback(args, 'inputs differ from the compiled example')")
+        if grad_checks:
+            emit(f"    if _grad_enabled() and ({' or '.join(grad_checks)}):")
+            emit("        return _fallback(args, 'autograd is needed (grad mode on, inputs require grad)')")
+        self._emit_steps()
+        self._emit_return()
+        return "\n".join(self.lines)
+
+    def _emit_steps(self) -> None:
+        emit = self.lines.append
+        last_read = buffer_readers(self.steps)
+        output_names = {v.buffer.name for v in self.graph.outputs if isinstance(v, BufferView)}
+        free: dict[tuple[Any, ...], list[str]] = {}
+        pending_free: list[tuple[int, str, tuple[Any, ...]]] = []
+        for position, step in enumerate(self.steps):
+            # buffers whose last reader ran before this step may be reused now
+            for item in [p for p in pending_free if p[0] < position]:
+                pending_free.remove(item)
+                free.setdefault(item[2], []).append(item[1])
+            if isinstance(step, FusedGroup):
+                for node in step.nodes:
+                    buffer = node.buffer
+                    if buffer.name not in step.stored:
+                        continue
+                    key = (buffer.size, buffer.stride, buffer.dtype)
+                    if free.get(key) and buffer.name not in output_names:
+                        emit(f"    {buffer.name} = {free[key].pop()}")
+                    else:
+                        emit(f"    {buffer.name} = _empty({buffer.size!r}, {buffer.stride!r}, dtype={self.const(buffer.dtype)})")
+                    if buffer.name not in output_names:
+                        pending_free.append((last_read.get(buffer.name, position), buffer.name, key))
+                spec = self.kernels.kernels[step.name]
+                self.namespace[f"_k_{step.name}"] = None  # bound when the library is loaded
+                call = f"_k_{step.name}({', '.join(f'{n}.data_ptr()' for n in spec.buffers)})"
+                if spec.checks_bounds:
+                    emit(f"    if {call}:")
+                    emit("        return _fallback(args, 'an index was out of range')")
+                else:
+                    emit(f"    {call}")
+            else:
+                self._emit_extern(step)
+
+    def _emit_extern(self, call: ExternCall) -> None:
+        emit = self.lines.append
+        op = self.const(call.op)
+        args = ", ".join(self.arg(a) for a in call.args)
+        kwargs = ", ".join(f"{k}={self.arg(v)}" for k, v in call.kwargs.items())
+        result = f"{call.name}_result"
+        emit(f"    {result} = {op}({', '.join(p for p in (args, kwargs) if p)})")
+        if call.outputs and not call.single_output:
+            emit(f"    {result} = _tree_leaves({result})")
+        for buffer in call.outputs:
+            source = result if call.single_output else f"{result}[{buffer.path[0]}]"
+            emit(f"    {buffer.name} = {source}")
+            emit(f"    if {buffer.name}.stride() != {buffer.stride!r}:")
+            emit(f"        {buffer.name} = _empty({buffer.size!r}, {buffer.stride!r}, dtype={buffer.name}.dtype).copy_({buffer.name})")
+
+    def _emit_return(self) -> None:
+        leaves = [self.arg(v) for v in self.graph.outputs]
+        spec = self.out_spec
+        flat = all(child.is_leaf() for child in spec.children())
+        if spec.is_leaf():
+            self.lines.append(f"    return {leaves[0]}")
+        elif spec.type is tuple and flat:
+            self.lines.append(f"    return ({', '.join(leaves)}{',' if len(leaves) == 1 else ''})")
+        elif spec.type is list and flat:
+            self.lines.append(f"    return [{', '.join(leaves)}]")
+        else:
+            self.namespace["_out_spec"] = spec
+            self.namespace["_unflatten"] = pytree.tree_unflatten
+            self.lines.append(f"    return _unflatten([{', '.join(leaves)}], _out_spec)")
+
+
+def stored_computed(steps: list[Step]) -> list[ComputedBuffer]:
+    return [n.buffer for s in steps if isinstance(s, FusedGroup) for n in s.nodes if n.buffer.name in s.stored]

@@ -1,0 +1,505 @@
+"""Control structures recovered from jumps and the exception table.
+
+- conditions: a run of conditional jumps is a chain of tests; ``_formula``
+  rebuilds the ``and``/``or``/``not`` expression whose truth leads to the
+  fall-through, then the chain becomes ``if``/``elif``/``else``, a ternary,
+  ``while``, or a loop's ``continue``/``break``.
+- loops: ``FOR_ITER`` makes ``for``; a backward jump to a non-``FOR_ITER``
+  instruction makes ``while`` (3.11 repeats the test at the bottom of the loop).
+- exceptions: a handler starting with ``PUSH_EXC_INFO`` and the instructions the
+  table routes to it make ``try``/``except``/``else``/``finally``; ``with`` is
+  handled by BEFORE_WITH and the exit call in ``ops.py`` and folded in ``passes.py``.
+"""
+
+from __future__ import annotations
+
+import ast
+from dataclasses import dataclass
+
+from .engine import Block, Loop, SandboxAbort, Unsupported
+from .values import ExceptionValue, Iterator, comment
+from .versions import KEEP_JUMPS, POP_JUMPS
+
+
+class NoChain(Exception):
+    """The conditional jumps do not form one boolean expression."""
+
+
+@dataclass
+class CondNode:
+    test: ast.expr
+    jump_when: bool  # the jump is taken when ``test`` is this
+    start: int  # first instruction evaluating ``test``
+    index: int  # the jump instruction
+    target: int
+
+
+def negate(test: ast.expr) -> ast.expr:
+    if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+        return test.operand
+    inverse = {ast.Is: ast.IsNot, ast.IsNot: ast.Is, ast.In: ast.NotIn, ast.NotIn: ast.In}
+    if isinstance(test, ast.Compare) and len(test.ops) == 1 and type(test.ops[0]) in inverse:
+        return ast.Compare(test.left, [inverse[type(test.ops[0])]()], test.comparators)
+    return ast.UnaryOp(ast.Not(), test)
+
+
+def _literal(test: ast.expr, truth: bool) -> ast.expr:
+    return test if truth else negate(test)
+
+
+def _boolop(op: type, left: ast.expr, right: ast.expr) -> ast.expr:
+    values = []
+    for side in (left, right):
+        values.extend(side.values if isinstance(side, ast.BoolOp) and isinstance(side.op, op) else [side])
+    return ast.BoolOp(op(), values)
+
+
+class ControlFlow:
+    """Handlers and helpers for jumps, loops and exception handlers."""
+
+    def setup_control(self) -> None:
+        self.jump_targets = {ins.target for ins in self.ins if ins.target is not None}
+        self.try_regions = self._find_try_regions()
+        self.reentered: set[int] = set()
+
+    # ================================================================ structure entry
+    def structure_at(self, i: int, blk: Block) -> int | None:
+        handler = self._try_starting_at(i)
+        if handler is not None:
+            if blk.sandbox:
+                raise SandboxAbort("try statement in a trial run")
+            return self._try_statement(i, handler, blk)
+        if i in self.bc.backward_sources and i not in self.in_progress and self.ins[i].opname != "FOR_ITER":
+            if blk.sandbox:
+                raise SandboxAbort("loop in a trial run")
+            return self._while_loop(i, blk)
+        return None
+
+    # ================================================================ conditions
+    def _node(self, value: ast.expr, ins, start: int) -> CondNode:
+        kind, when = POP_JUMPS[ins.opname]
+        if kind == "none":
+            value = ast.Compare(value, [ast.Is()], [ast.Constant(None)])
+        return CondNode(value, when, start, ins.index, ins.target)
+
+    def _chain_nodes(self, pos: int, blk: Block) -> list[CondNode]:
+        """The conditional jumps right after ``pos`` whose tests are pure expressions."""
+        nodes: list[CondNode] = []
+        depth = len(blk.stack)
+        while len(nodes) < 24 and pos < blk.stop:
+            try:
+                trial = self.run(pos, blk.stop, blk.stack, blk, sandbox=True)
+            except (SandboxAbort, Unsupported, IndexError, KeyError, AttributeError):
+                break
+            j = trial.stopped_at
+            if j is None or trial.out or len(trial.stack) != depth + 1 or not self.ins[j].is_cond_jump:
+                break
+            value = self.expr(trial.stack[-1], trial)
+            nodes.append(self._node(value, self.ins[j], pos))
+            pos = j + 1
+        return nodes
+
+    def _formula(self, nodes: list[CondNode], lo: int, hi: int, t: int, f: int, end: int) -> ast.expr:
+        """The test of ``nodes[lo:hi]`` that is true when control reaches ``t`` (else ``f``)."""
+
+        def label(m: int) -> int:
+            return end if m == len(nodes) else nodes[m].start
+
+        node = nodes[lo]
+        if hi - lo == 1:
+            fall = label(hi)
+            if node.target == t and fall == f:
+                return _literal(node.test, node.jump_when)
+            if node.target == f and fall == t:
+                return _literal(node.test, not node.jump_when)
+            raise NoChain
+        if node.target == f:
+            return _boolop(ast.And, _literal(node.test, not node.jump_when), self._formula(nodes, lo + 1, hi, t, f, end))
+        if node.target == t:
+            return _boolop(ast.Or, _literal(node.test, node.jump_when), self._formula(nodes, lo + 1, hi, t, f, end))
+        m = next((m for m in range(lo + 1, hi) if nodes[m].start == node.target), None)
+        if m is None:
+            raise NoChain
+        inner = {nodes[q].start for q in range(lo + 1, m)} | {label(m)}
+        exits = {n.target for n in nodes[lo:m]} - inner
+        rest = self._formula(nodes, m, hi, t, f, end)
+        if exits == {t}:
+            return _boolop(ast.Or, self._formula(nodes, lo, m, t, label(m), end), rest)
+        if exits == {f}:
+            return _boolop(ast.And, self._formula(nodes, lo, m, label(m), f, end), rest)
+        raise NoChain
+
+    def _choose_chain(self, nodes: list[CondNode]) -> tuple[ast.expr, int, int, int]:
+        """(test, nodes used, false target E, true target T) for the longest consistent chain."""
+        for k in range(len(nodes), 0, -1):
+            chain = nodes[:k]
+            fall, false = chain[-1].index + 1, chain[-1].target
+            if k > 1 and (false == fall or any(n.target == n.index + 1 for n in chain)):
+                continue
+            allowed = {n.start for n in chain[1:]} | {fall, false}
+            if any(n.target not in allowed for n in chain):
+                continue
+            try:
+                return self._formula(chain, 0, k, fall, false, fall), k, false, fall
+            except NoChain:
+                continue
+        first = nodes[0]
+        return _literal(first.test, not first.jump_when), 1, first.target, first.index + 1
+
+    def POP_JUMP_IF_FALSE(self, ins, blk: Block):
+        value = self.pop(blk)
+        start = blk.expr_start
+        nodes = [self._node(value, ins, start), *self._chain_nodes(ins.index + 1, blk)]
+        test, k, false, fall = self._choose_chain(nodes)
+        if false == fall:
+            blk.emit(ast.If(test, [ast.Pass()], []))
+            return fall
+        jump = self.ins[false - 1] if false - 1 > ins.index else None
+        if jump is not None and jump.is_cond_jump and jump.target == fall and jump.index > nodes[k - 1].index:
+            return self._while_cond(start, test, fall, false, blk)
+        loop_stmt = self._loop_jump(false, blk)
+        if loop_stmt is not None or false <= ins.index:
+            loop = blk.loops[-1] if blk.loops else None
+            if loop is not None and false in loop.continue_targets and blk.stop == loop.body_end:
+                # the rest of the loop body runs only when the test holds
+                body = self.run(fall, blk.stop, blk.stack, blk)
+                blk.emit(ast.If(test, body.out or [ast.Pass()], []))
+                return blk.stop
+            stmt = loop_stmt or comment(f"goto offset {self._offset(false)} (unstructured jump)")
+            blk.emit(ast.If(negate(test), [stmt], []))
+            return fall
+        return self._if_statement(test, fall, false, blk)
+
+    POP_JUMP_IF_TRUE = POP_JUMP_IF_NONE = POP_JUMP_IF_NOT_NONE = POP_JUMP_IF_FALSE
+
+    def _if_statement(self, test: ast.expr, fall: int, false: int, blk: Block) -> int:
+        stop = blk.stop
+        then_end, else_range, follow = min(false, stop), None, min(false, stop)
+        last = self.ins[false - 1] if fall <= false - 1 < len(self.ins) and false <= stop else None
+        if last is not None and last.opname == "JUMP" and self._loop_jump(last.target, blk) is None:
+            if last.target > false:
+                then_end = false - 1
+                follow = min(last.target, stop)
+                else_range = (false, follow)
+            elif last.target == false:
+                then_end = false - 1
+        elif last is not None and last.opname in KEEP_JUMPS and last.target > false:
+            return self._and_or_value(test, fall, false, last, blk)
+        then_blk = self.run(fall, then_end, blk.stack, blk)
+        else_blk = self.run(*else_range, blk.stack, blk) if else_range else None
+        depth = len(blk.stack)
+        if (
+            else_blk is not None
+            and not then_blk.out
+            and not else_blk.out
+            and len(then_blk.stack) == depth + 1
+            and len(else_blk.stack) == depth + 1
+        ):
+            value = ast.IfExp(test, self.expr(then_blk.stack[-1], blk), self.expr(else_blk.stack[-1], blk))
+            blk.stack.append(value)
+            return follow
+        if not then_blk.out and len(then_blk.stack) == depth + 1 and else_blk is None:
+            if false <= stop:
+                raise Unsupported("conditional value without an else branch")
+            # the block ends mid-statement (a try body's table range stops before its return)
+            then_blk = self.run(fall, false, blk.stack, blk)
+            follow = false
+        blk.emit(ast.If(test, then_blk.out or [ast.Pass()], else_blk.out if else_blk else []))
+        return follow
+
+    def _and_or_value(self, test: ast.expr, fall: int, false: int, keep_jump, blk: Block) -> int:
+        """``(a and b) or c`` / ``(a or b) and c``: a popping test, then a keeping jump."""
+        then_blk = self.run(fall, keep_jump.index, blk.stack, blk)
+        rest_blk = self.run(false, keep_jump.target, blk.stack, blk)
+        depth = len(blk.stack)
+        if then_blk.out or rest_blk.out or len(then_blk.stack) != depth + 1 or len(rest_blk.stack) != depth + 1:
+            raise Unsupported("mixed and/or expression")
+        middle = self.expr(then_blk.stack[-1], blk)
+        rest = self.expr(rest_blk.stack[-1], blk)
+        if KEEP_JUMPS[keep_jump.opname]:  # JUMP_IF_TRUE_OR_POP
+            value = _boolop(ast.Or, _boolop(ast.And, test, middle), rest)
+        else:
+            value = _boolop(ast.And, _boolop(ast.Or, negate(test), middle), rest)
+        blk.stack.append(value)
+        return keep_jump.target
+
+    def JUMP_IF_FALSE_OR_POP(self, ins, blk: Block):
+        left = self.pop(blk)
+        sub = self.run(ins.index + 1, ins.target, blk.stack, blk)
+        if sub.out or len(sub.stack) != len(blk.stack) + 1:
+            raise Unsupported("and/or operand with statements")
+        op = ast.Or if KEEP_JUMPS[ins.opname] else ast.And
+        blk.stack.append(_boolop(op, left, self.expr(sub.stack[-1], blk)))
+        return ins.target
+
+    JUMP_IF_TRUE_OR_POP = JUMP_IF_FALSE_OR_POP
+
+    def JUMP(self, ins, blk: Block):
+        stmt = self._loop_jump(ins.target, blk)
+        if stmt is not None:
+            blk.emit(stmt)
+            return blk.stop if self._ends_block(ins.index, blk) else None
+        if ins.target > ins.index:
+            return min(ins.target, blk.stop)
+        if self._reenter_loop(ins.target, blk):
+            return ins.target
+        blk.emit(comment(f"goto offset {self._offset(ins.target)} (unstructured jump)"))
+        return blk.stop
+
+    def _reenter_loop(self, target: int, blk: Block) -> bool:
+        """A resume function jumped into a loop body; its end jumps back to the loop head.
+
+        The rest of that iteration has been decompiled; the loop itself follows, starting
+        from the head with the current stack (a ``for`` finds its iterator there).
+        """
+        if blk.loops or blk.stop < len(self.ins) or target in self.reentered:
+            return False
+        if target not in self.bc.backward_sources:
+            return False
+        self.reentered.add(target)
+        return True
+
+    def _loop_jump(self, target: int, blk: Block) -> ast.stmt | None:
+        if not blk.loops:
+            return None
+        loop = blk.loops[-1]
+        if target in loop.continue_targets:
+            return ast.Continue()
+        if target == loop.break_target or target in loop.break_aliases:
+            return ast.Break()
+        for outer in blk.loops[:-1]:
+            if target in outer.continue_targets or target == outer.break_target or target in outer.break_aliases:
+                return comment(f"goto offset {self._offset(target)} (leaves an outer loop)")
+        return None
+
+    def _offset(self, index: int) -> int:
+        return self.ins[index].offset if index < len(self.ins) else self.ins[-1].offset + 2
+
+    # ================================================================ loops
+    def _break_target(self, lo: int, hi: int, natural_exit: int, stop: int) -> int:
+        targets = [
+            ins.target
+            for ins in self.ins[lo:hi]
+            if ins.target is not None and ins.target >= natural_exit and ins.target > ins.index and ins.opname != "SEND"
+        ]
+        return min(max(targets), stop) if targets else natural_exit
+
+    def _aliases(self, lo: int, break_target: int) -> frozenset[int]:
+        """Positions before ``break_target`` from which only no-op instructions lead to it."""
+        aliases = set()
+        j = break_target - 1
+        while j >= lo and self.ins[j].opname in self.bc.table.ignored:
+            aliases.add(j)
+            j -= 1
+        return frozenset(aliases)
+
+    def FOR_ITER(self, ins, blk: Block):
+        if blk.sandbox:
+            raise SandboxAbort("loop in a trial run")
+        from .ops import Slot
+
+        source = self.pop_raw(blk)
+        iterable = source.expr if isinstance(source, Iterator) else self.expr(source, blk)
+        exit_ = ins.target
+        closers = [s for s in self.bc.backward_sources.get(ins.index, []) if s < exit_]
+        body_end = max(closers) if closers else exit_
+        slot = Slot()
+        trial = self.run_until_complete(ins.index + 1, blk, slot, [*blk.stack, Iterator(iterable), slot])
+        if trial is None:
+            raise Unsupported("for loop target")
+        body_start, body_stack = trial
+        break_target = self._break_target(ins.index + 1, body_end, exit_, blk.stop)
+        loop = Loop(frozenset({ins.index}), break_target, body_end, self._aliases(exit_, break_target))
+        body = self.run(body_start, body_end, body_stack, blk, loops=(*blk.loops, loop))
+        orelse = self.run(exit_, break_target, blk.stack, blk).out if break_target > exit_ else []
+        blk.emit(ast.For(slot.build(), iterable, body.out or [ast.Pass()], orelse))
+        return max(break_target, exit_)
+
+    def _loop_end(self, head: int) -> int:
+        end = max(self.bc.backward_sources[head])
+        changed = True
+        while changed:
+            changed = False
+            for target, sources in self.bc.backward_sources.items():
+                if head < target <= end and self.ins[target].opname != "FOR_ITER" and max(sources) > end:
+                    end, changed = max(sources), True
+        return end
+
+    def _while_loop(self, head: int, blk: Block) -> int:
+        end = self._loop_end(head)
+        closing = self.ins[end]
+        if closing.is_cond_jump and closing.target > head:  # 3.11: the test is repeated at the bottom
+            nodes = self._trial_chain(head, blk)
+            if nodes:
+                test, k, false, fall = self._choose_chain(nodes)
+                if fall == closing.target and false == end + 1:
+                    return self._while_cond(head, test, fall, false, blk)
+        self.in_progress.add(head)
+        body_end = end if closing.opname == "JUMP" and closing.target == head else end + 1
+        break_target = self._break_target(head, body_end, end + 1, blk.stop)
+        loop = Loop(frozenset({head}), break_target, body_end, self._aliases(end + 1, break_target))
+        body = self.run(head, body_end, blk.stack, blk, loops=(*blk.loops, loop))
+        statements = body.out or [ast.Pass()]
+        if body_end == end + 1:
+            statements.append(ast.Break())
+        blk.emit(ast.While(ast.Constant(True), statements, []))
+        return max(break_target, end + 1)
+
+    def _trial_chain(self, head: int, blk: Block) -> list[CondNode]:
+        self.in_progress.add(head)  # the trial run must not start this loop again
+        try:
+            trial = self.run(head, blk.stop, blk.stack, blk, sandbox=True)
+        except (SandboxAbort, Unsupported, IndexError, KeyError, AttributeError):
+            return []
+        finally:
+            self.in_progress.discard(head)
+        j = trial.stopped_at
+        if j is None or trial.out or len(trial.stack) != len(blk.stack) + 1 or not self.ins[j].is_cond_jump:
+            return []
+        first = self._node(self.expr(trial.stack[-1], trial), self.ins[j], head)
+        return [first, *self._chain_nodes(j + 1, blk)]
+
+    def _while_cond(self, start: int, test: ast.expr, fall: int, false: int, blk: Block) -> int:
+        """``while test:`` whose test spans ``[start, fall)`` and is repeated just before ``false``."""
+        length = fall - start
+        bottom = false - length
+        top_sig = [i.signature() for i in self.ins[start:fall] if not i.is_jump]
+        bottom_sig = [i.signature() for i in self.ins[bottom:false] if not i.is_jump]
+        body_end = bottom if bottom >= fall and top_sig == bottom_sig else false
+        self.in_progress.update({start, fall})
+        break_target = self._break_target(fall, body_end, false, blk.stop)
+        loop = Loop(frozenset({start, fall}), break_target, body_end, self._aliases(false, break_target))
+        body = self.run(fall, body_end, blk.stack, blk, loops=(*blk.loops, loop))
+        orelse = self.run(false, break_target, blk.stack, blk).out if break_target > false else []
+        blk.emit(ast.While(test, body.out or [ast.Pass()], orelse))
+        return max(break_target, false)
+
+    # ================================================================ exceptions
+    def _find_try_regions(self) -> dict[int, tuple[int, int]]:
+        entries: dict[int, list] = {}
+        for entry in self.bc.exceptions:
+            if entry.target < len(self.ins) and self.ins[entry.target].opname == "PUSH_EXC_INFO":
+                entries.setdefault(entry.target, []).append(entry)
+        start = {h: min(e.start for e in es) for h, es in entries.items()}
+        end = {h: max(e.end for e in es) for h, es in entries.items()}
+        parent: dict[int, int] = {}
+        for handler in entries:
+            cover = self.bc.covering(handler)
+            outer = self.bc.covering(cover.target) if cover else None
+            if outer is not None and outer.target in entries and outer.target != handler:
+                parent[handler] = outer.target
+        changed = True
+        while changed:
+            changed = False
+            for child, outer in parent.items():
+                if start[child] < start[outer]:
+                    start[outer], changed = start[child], True
+        return {h: (start[h], end[h]) for h in entries}
+
+    def _is_with_handler(self, handler: int) -> bool:
+        nxt = self.ins[handler + 1] if handler + 1 < len(self.ins) else None
+        return nxt is not None and nxt.opname in {"WITH_EXCEPT_START", "BEFORE_ASYNC_WITH"}
+
+    def _try_starting_at(self, i: int) -> int | None:
+        best = None
+        for handler, (start, end) in self.try_regions.items():
+            if start == i and handler not in self.in_progress and not self._is_with_handler(handler):
+                if best is None or end > self.try_regions[best][1]:
+                    best = handler
+        return best
+
+    def _cleanup_of(self, handler: int) -> tuple[int | None, int | None]:
+        cover = self.bc.covering(handler)
+        if cover is None:
+            return None, None
+        cleanup = cover.target
+        if self.bc.opnames(cleanup, cleanup + 3) == ["COPY", "POP_EXCEPT", "RERAISE"]:
+            return cleanup, cleanup + 3
+        return cleanup, None
+
+    def _is_except_handler(self, handler: int) -> bool:
+        j = handler + 1
+        if j < len(self.ins) and self.ins[j].opname == "POP_TOP":
+            return True
+        simple = {"LOAD_GLOBAL", "LOAD_NAME", "LOAD_FAST", "LOAD_DEREF", "LOAD_ATTR", "LOAD_CONST", "BUILD_TUPLE"}
+        while j < len(self.ins) and self.ins[j].opname in simple:
+            j += 1
+        if j < len(self.ins) and self.ins[j].opname == "CHECK_EG_MATCH":
+            raise Unsupported("except* (exception groups)")
+        return j < len(self.ins) and self.ins[j].opname == "CHECK_EXC_MATCH"
+
+    def _try_statement(self, start: int, handler: int, blk: Block) -> int:
+        self.in_progress.add(handler)
+        _, body_end = self.try_regions[handler]
+        cleanup, after_cleanup = self._cleanup_of(handler)
+        limit = cleanup if cleanup is not None else len(self.ins)
+        if self._is_except_handler(handler):
+            return self._try_except(start, body_end, handler, limit, after_cleanup, blk)
+        return self._try_finally(start, body_end, handler, limit, blk)
+
+    def _try_finally(self, start: int, body_end: int, handler: int, limit: int, blk: Block) -> int:
+        fin_start = handler + 1
+        fin_end = limit - 1 if self.ins[limit - 1].opname == "RERAISE" else limit
+        signature = [i.signature() for i in self.ins[fin_start:fin_end]]
+        n = len(signature)
+        covered = {j for e in self.bc.handler_entries(handler) for j in range(e.start, e.end)}
+        if n:
+            j = start
+            while j <= body_end - n:
+                if j not in covered and [i.signature() for i in self.ins[j : j + n]] == signature:
+                    self.skip.update(range(j, j + n))  # the finally body copied before a return/break
+                    j += n
+                else:
+                    j += 1
+        normal_copy = n > 0 and [i.signature() for i in self.ins[body_end : body_end + n]] == signature
+        body = self.run(start, body_end, blk.stack, blk)
+        handler_stack = [*blk.stack, ExceptionValue(), ExceptionValue()]
+        final = self.run(fin_start, fin_end, handler_stack, blk, reach=self.reach_from(handler))
+        blk.emit(ast.Try(body.out or [ast.Pass()], [], [], final.out or [ast.Pass()]))
+        return body_end + n if normal_copy else body_end
+
+    def _try_except(self, start: int, body_end: int, handler: int, limit: int, after_cleanup, blk: Block) -> int:
+        body = self.run(start, body_end, blk.stack, blk)
+        reach = self.reach_from(handler)
+        handlers: list[ast.ExceptHandler] = []
+        base = [*blk.stack, ExceptionValue()]
+        p = handler + 1
+        while p < limit:
+            first = self.ins[p]
+            if first.opname == "RERAISE":
+                break
+            if first.opname == "POP_TOP":  # bare ``except:``
+                clause = self.run(p + 1, limit, base, blk, reach=reach)
+                handlers.append(ast.ExceptHandler(None, None, clause.out or [ast.Pass()]))
+                break
+            match = p
+            while match < limit and self.ins[match].opname != "CHECK_EXC_MATCH":
+                match += 1
+            if match + 2 >= limit:
+                raise Unsupported("except clause layout")
+            type_blk = self.run(p, match, [*base, ExceptionValue()], blk, reach=reach)
+            exc_type = self.expr(type_blk.stack[-1], blk)
+            next_clause = self.ins[match + 1].target
+            bind = self.ins[match + 2]
+            name = bind.argval if bind.opname.startswith("STORE_") else None
+            clause = self.run(match + 3, next_clause, base, blk, reach=reach)
+            handlers.append(ast.ExceptHandler(exc_type, name, clause.out or [ast.Pass()]))
+            p = next_clause
+        boundary = after_cleanup if after_cleanup is not None else limit
+        ends = [
+            i.target for i in self.ins[handler:limit] if i.opname == "JUMP" and i.target >= boundary
+        ]
+        before = self.ins[handler - 1]
+        else_end = handler
+        if before.opname == "JUMP" and before.target > handler:
+            ends.append(before.target)
+            else_end = handler - 1
+        follow = min(ends) if ends else boundary
+        orelse = []
+        if else_end > body_end:
+            if len(body.stack) > len(blk.stack):  # the body's last value is used after its range (return)
+                body.out.extend(self.run(body_end, else_end, body.stack, blk).out)
+            else:
+                orelse = self.run(body_end, else_end, blk.stack, blk).out
+        blk.emit(ast.Try(body.out or [ast.Pass()], handlers, orelse, []))
+        return min(follow, blk.stop)
