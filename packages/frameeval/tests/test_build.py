@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from framejit.frameeval import _ffibuild
+from framejit.frameeval import _ffibuild, _native
 
 CHECKOUT_PACKAGE = Path(__file__).resolve().parents[1] / "src" / "framejit" / "frameeval"
 
@@ -27,10 +27,11 @@ def test_supported_version_is_accepted():
 
 
 def import_in_subprocess(src: Path, **env):
+    inherited = {k: v for k, v in os.environ.items() if k != _native.NO_REBUILD_ENV}
     code = "from framejit import frameeval as fe; from framejit.frameeval import _native; print(fe._api._C.SOURCE_SHA256)"
     return subprocess.run(
         [sys.executable, "-c", code],
-        env={**os.environ, "PYTHONPATH": str(src), **env},
+        env={**inherited, "PYTHONPATH": str(src), **env},
         capture_output=True,
         text=True,
         timeout=600,

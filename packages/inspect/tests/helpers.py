@@ -27,7 +27,7 @@ def outcome(fn, args):
         if isinstance(result, types.GeneratorType):
             result = list(result)
         return ("ok", result)
-    except Exception as exc:  # noqa: BLE001 - the exception type is the observable behaviour
+    except Exception as exc:
         return ("raises", type(exc))
 
 
@@ -61,6 +61,8 @@ def jump_forward(code: types.CodeType, at: int, target: int) -> types.CodeType:
 
 def offset_of(code: types.CodeType, opname: str, argval=None, nth: int = 0) -> int:
     matches = [
-        i.offset for i in dis.get_instructions(code) if i.opname == opname and (argval is None or i.argval == argval)
+        i.offset
+        for i in dis.get_instructions(code)
+        if i.opname == opname and (argval is None or i.argval == argval)
     ]
     return matches[nth]

@@ -3,11 +3,10 @@
 from __future__ import annotations
 
 import pytest
-
-from framejit.inspect import decompile
-
 from corpus import CORPUS
 from helpers import normalized, outcome, recompile
+
+from framejit.inspect import decompile
 
 
 @pytest.mark.parametrize("fn, samples", CORPUS, ids=[fn.__name__ for fn, _ in CORPUS])
@@ -20,7 +19,11 @@ def test_recompiled_function_behaves_like_the_original(fn, samples):
 
 
 def test_most_of_the_corpus_recompiles_to_the_same_bytecode():
-    exact = [fn.__name__ for fn, _ in CORPUS if normalized(recompile(fn).__code__) == normalized(fn.__code__)]
+    exact = [
+        fn.__name__
+        for fn, _ in CORPUS
+        if normalized(recompile(fn).__code__) == normalized(fn.__code__)
+    ]
     fraction = len(exact) / len(CORPUS)
     print(f"corpus bytecode round trip: {len(exact)}/{len(CORPUS)} exact ({fraction:.0%})")
     assert fraction >= 0.6

@@ -12,11 +12,10 @@ import importlib
 import types
 
 import pytest
+from helpers import normalized
 
 from framejit.inspect import decompile
 from framejit.inspect.decompiler import decompile_ast
-
-from helpers import normalized
 
 MODULES = [
     "textwrap", "json.decoder", "json.encoder", "string", "colorsys", "heapq", "bisect",
@@ -40,7 +39,10 @@ def _functions():
                 if isinstance(member, property):
                     member = member.fget
                 code = getattr(member, "__code__", None)
-                if isinstance(code, types.CodeType) and getattr(member, "__module__", None) == module.__name__:
+                if (
+                    isinstance(code, types.CodeType)
+                    and getattr(member, "__module__", None) == module.__name__
+                ):
                     found.setdefault(code, member)
     return list(found.values())
 
@@ -79,18 +81,22 @@ def test_most_functions_round_trip_to_the_same_bytecode():
     for fn in FUNCTIONS:
         try:
             source = compile(ast.unparse(decompile_ast(fn)), "<decompiled>", "exec")
-        except Exception:  # noqa: BLE001 - counted as not recovered
+        except Exception:
             continue
         recovered += 1
         new = next(c for c in source.co_consts if isinstance(c, types.CodeType))
         exact += normalized(new) == normalized(fn.__code__)
     total = len(FUNCTIONS)
-    print(f"stdlib: {recovered}/{total} recovered without pseudo-code, {exact}/{total} identical bytecode ({exact / total:.1%})")
+    print(
+        f"stdlib: {recovered}/{total} recovered without pseudo-code, {exact}/{total} identical bytecode ({exact / total:.1%})"
+    )
     assert recovered / total > 0.97
     assert exact / total > 0.7
 
 
-@pytest.mark.parametrize("name", ["heapq._siftdown", "colorsys.rgb_to_hsv", "fnmatch.translate", "textwrap.dedent"])
+@pytest.mark.parametrize(
+    "name", ["heapq._siftdown", "colorsys.rgb_to_hsv", "fnmatch.translate", "textwrap.dedent"]
+)
 def test_selected_functions_behave_the_same_after_a_round_trip(name):
     from helpers import outcome, recompile
 

@@ -44,15 +44,22 @@ def _skip_dirs() -> tuple[str, ...]:
 
 
 _SKIP_DIRS: tuple[str, ...] | None = None
+# torch's own nn.Module classes are captured like user modules (their forward is the frame
+# `compile(nn.Sequential(...))` runs); Module.__call__'s machinery is not.
+_CAPTURED_TORCH_DIR = os.path.join(_dir_of(torch), "nn", "modules", "")
+_MODULE_MACHINERY = os.path.join(_CAPTURED_TORCH_DIR, "module.py")
 
 
 def is_skipped_file(filename: str) -> bool:
     global _SKIP_DIRS
     if _SKIP_DIRS is None:
         _SKIP_DIRS = _skip_dirs()
-    if filename.startswith(("<frozen", "<eval_with_key>")):
-        return True
-    return os.path.abspath(filename).startswith(_SKIP_DIRS) if filename[:1] != "<" else False
+    if filename[:1] == "<":
+        return filename.startswith(("<frozen", "<eval_with_key>"))
+    path = os.path.abspath(filename)
+    if path.startswith(_CAPTURED_TORCH_DIR) and path != _MODULE_MACHINERY:
+        return False
+    return path.startswith(_SKIP_DIRS)
 
 
 class FrameCallback:

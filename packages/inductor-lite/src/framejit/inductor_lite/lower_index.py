@@ -219,3 +219,20 @@ def gather(ctx: LoweringContext, x: Any, dim: int, idx: Any, *, sparse_grad: boo
 def expand_copy(ctx: LoweringContext, x: Any, size: Any, **kwargs: Any) -> Any:
     load = broadcast_loader(x, ctx.out_size)
     return Pointwise(ctx.out_size, x.dtype, load, 1, 1)
+
+
+@register(aten.index_select.default)
+def index_select(ctx: LoweringContext, x: Any, dim: int, idx: Any) -> Any:
+    if not x.size or len(idx.size) > 1:
+        raise NotLowered("index_select on a 0-dim tensor or with a 0-dim index")
+    load_index = _index_loader(idx)
+    load_x = x.make_loader()
+    dim %= len(x.size)
+    size = x.size[dim]
+
+    def inner(out: list[Any]) -> Any:
+        source = list(out)
+        source[dim] = ops.indirect_index(load_index([out[dim]] if idx.size else []), size, False)
+        return load_x(source)
+
+    return Pointwise(ctx.out_size, x.dtype, inner, 3, 2)

@@ -33,6 +33,10 @@ class NodeLoops:
     op_count: int
     symbol_ranges: dict[sympy.Symbol, int]
 
+    @property
+    def is_reduction(self) -> bool:
+        return isinstance(self.buffer.body, ReductionBody)
+
 
 @dataclass(eq=False)
 class FusedGroup:
@@ -152,7 +156,7 @@ def same_outer_read(reader: NodeLoops, producer: NodeLoops, load: sympy.Expr, ou
 def _fits(group: FusedGroup, buffer: ComputedBuffer) -> tuple[int, ...] | None:
     """The group's outer ranges if buffer joins it, or None."""
     shape = squeeze(buffer.body.ranges)
-    reductions = [n for n in group.nodes if n.reduction_ranges]
+    reductions = [n for n in group.nodes if n.is_reduction]
     if isinstance(buffer.body, ReductionBody):
         candidate = shape
         if group.outer[: len(candidate)] != candidate or (reductions and candidate != group.outer):
@@ -257,8 +261,8 @@ def build_nests(group: FusedGroup) -> None:
         last = nests[-1] if nests else None
         if (
             last is not None
-            and not node.reduction_ranges
-            and not last[0].reduction_ranges
+            and not node.is_reduction
+            and not last[0].is_reduction
             and last[0].inner_ranges == node.inner_ranges
             and all(
                 sympy.expand(expr - producer.store_index) == 0
@@ -280,7 +284,7 @@ def same_nest(group: FusedGroup, a: NodeLoops, b: NodeLoops) -> bool:
 def local_read(group: FusedGroup, producer: NodeLoops, reader: NodeLoops, expr: sympy.Expr) -> bool:
     if sympy.expand(expr - producer.store_index) != 0:
         return False
-    if producer.reduction_ranges:
+    if producer.is_reduction:
         # a reduction result is a scalar per outer index: any later node may read it
         return not producer.inner_ranges and reader is not producer
     return same_nest(group, producer, reader)

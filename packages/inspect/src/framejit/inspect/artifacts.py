@@ -77,7 +77,7 @@ def graph_code(graph_module: Any) -> str:
     """The graph as Python (``GraphModule.print_readable``/``.code``)."""
     try:
         return stable(graph_module.print_readable(print_output=False))
-    except Exception:  # noqa: BLE001 - older torch or a non-GraphModule
+    except Exception:
         return stable(str(getattr(graph_module, "code", graph_module)))
 
 
@@ -86,16 +86,25 @@ def graph_table(graph_module: Any) -> str:
     rows = [("opcode", "name", "target", "args", "kwargs")]
     for node in graph_nodes(graph_module):
         target = node.target if isinstance(node.target, str) else op_name(node)
-        rows.append((node.op, node.name, str(target), stable(str(node.args)), stable(str(node.kwargs))))
+        rows.append(
+            (node.op, node.name, str(target), stable(str(node.args)), stable(str(node.kwargs)))
+        )
     widths = [max(len(r[i]) for r in rows) for i in range(5)]
-    lines = ["  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip() for row in rows]
+    lines = [
+        "  ".join(cell.ljust(w) for cell, w in zip(row, widths, strict=True)).rstrip()
+        for row in rows
+    ]
     lines.insert(1, "  ".join("-" * w for w in widths))
     return "\n".join(lines) + "\n"
 
 
 def output_code(compiled: Any) -> str | None:
     """What the backend generated, when the compiled callable carries it (``.source_code``)."""
-    for candidate in (compiled, getattr(compiled, "__self__", None), getattr(compiled, "__wrapped__", None)):
+    for candidate in (
+        compiled,
+        getattr(compiled, "__self__", None),
+        getattr(compiled, "__wrapped__", None),
+    ):
         source = getattr(candidate, "source_code", None) if candidate is not None else None
         if isinstance(source, str):
             return stable(source)

@@ -31,7 +31,7 @@ def innermost_fn(fn: Any) -> Any:
         for attr in WRAPPED_ATTRIBUTES:
             try:
                 inner = getattr(fn, attr, None)
-            except Exception:  # noqa: BLE001 - exotic __getattr__: stop unwrapping here
+            except Exception:
                 inner = None
             if inner is not None and inner is not fn:
                 fn = inner
@@ -84,7 +84,9 @@ class CacheEntry:
         cells = getattr(self.check_fn, "__closure__", None) or ()
         if code is None:
             return {}
-        return {name: cell.cell_contents for name, cell in zip(code.co_freevars, cells, strict=False)}
+        return {
+            name: cell.cell_contents for name, cell in zip(code.co_freevars, cells, strict=False)
+        }
 
     def decompile(self) -> str:
         """Readable source of the code run when the guard holds."""
@@ -97,4 +99,6 @@ def debug_get_cache_entry_list(fn_or_code: Any) -> list[CacheEntry]:
     """The cache entries framejit stored for a function (or code object), most recent first."""
     from framejit import frameeval as fe  # imported on use: the decompiler works without the C hook
 
-    return [CacheEntry(e.check_fn, e.code, e.payload) for e in fe.cache_entries(code_of(fn_or_code))]
+    return [
+        CacheEntry(e.check_fn, e.code, e.payload) for e in fe.cache_entries(code_of(fn_or_code))
+    ]

@@ -56,7 +56,9 @@ def main(argv: list[str] | None = None) -> int:
     script, script_args, dump_dir, logs = _parse(list(sys.argv[1:] if argv is None else argv))
     if not os.path.exists(script):
         raise SystemExit(f"framejit.inspect: no such script: {script}")
-    os.environ["FRAMEJIT_LOGS"] = logs if logs is not None else os.environ.get("FRAMEJIT_LOGS", "graph_breaks,recompiles")
+    os.environ["FRAMEJIT_LOGS"] = (
+        logs if logs is not None else os.environ.get("FRAMEJIT_LOGS", "graph_breaks,recompiles")
+    )
 
     from . import _graphcapture
     from .dump import Dumper

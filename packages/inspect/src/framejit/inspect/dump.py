@@ -77,7 +77,10 @@ def write_record(record: Any, folder: Path) -> None:
         _write(folder / "guards.txt", "\n".join(text))
     for graph in getattr(record, "graphs", []):
         stem = _safe(graph.name)
-        _write(folder / "graphs" / f"{stem}.py", f"# backend: {graph.backend}\n" + graph_code(graph.graph_module))
+        _write(
+            folder / "graphs" / f"{stem}.py",
+            f"# backend: {graph.backend}\n" + graph_code(graph.graph_module),
+        )
         _write(folder / "graphs" / f"{stem}.tabular.txt", graph_table(graph.graph_module))
         generated = output_code(graph.compiled)
         if generated is not None:
@@ -92,7 +95,10 @@ def write_record(record: Any, folder: Path) -> None:
         "graphs": [g.name for g in getattr(record, "graphs", [])],
         "resume_functions": sorted(getattr(record, "resume_functions", {})),
         "graph_breaks": [
-            {k: getattr(b, k, None) for k in ("reason", "filename", "lineno", "source_line", "offset", "function_name")}
+            {
+                k: getattr(b, k, None)
+                for k in ("reason", "filename", "lineno", "source_line", "offset", "function_name")
+            }
             for b in getattr(record, "graph_breaks", [])
         ],
     }
@@ -125,10 +131,14 @@ class Dumper:
     @staticmethod
     def _index_entry(name: str, record: Any) -> list[str]:
         kind = "recompile" if getattr(record, "is_recompile", False) else "frame"
-        if getattr(record, "transformed_code", None) is None and getattr(record, "skipped_reason", None):
+        if getattr(record, "transformed_code", None) is None and getattr(
+            record, "skipped_reason", None
+        ):
             kind = "skipped"
         graphs = ", ".join(g.name for g in getattr(record, "graphs", [])) or "no graph"
-        lines = [f"{name}: {kind} {record.function_name} ({record.filename}:{record.firstlineno}) -> {graphs}"]
+        lines = [
+            f"{name}: {kind} {record.function_name} ({record.filename}:{record.firstlineno}) -> {graphs}"
+        ]
         if kind == "skipped":
             lines.append(f"    skipped: {record.skipped_reason}")
         for reason in getattr(record, "recompile_reasons", []):

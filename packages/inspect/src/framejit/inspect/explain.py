@@ -100,7 +100,9 @@ def summarize(records: Iterable[Any]) -> ExplainOutput:
     out = ExplainOutput()
     for record in records:
         name = getattr(record, "function_name", "?")
-        if getattr(record, "transformed_code", None) is None and getattr(record, "skipped_reason", None):
+        if getattr(record, "transformed_code", None) is None and getattr(
+            record, "skipped_reason", None
+        ):
             out.frames_skipped.append(f"{name}: {record.skipped_reason}")
         else:
             out.frames_compiled += 1
@@ -110,11 +112,17 @@ def summarize(records: Iterable[Any]) -> ExplainOutput:
         for brk in getattr(record, "graph_breaks", []):
             out.graph_breaks.append(
                 GraphBreakSummary(
-                    getattr(brk, "function_name", name), brk.reason, brk.filename, brk.lineno, brk.source_line
+                    getattr(brk, "function_name", name),
+                    brk.reason,
+                    brk.filename,
+                    brk.lineno,
+                    brk.source_line,
                 )
             )
         if getattr(record, "is_recompile", False):
-            out.recompiles.append(RecompileSummary(name, list(getattr(record, "recompile_reasons", []))))
+            out.recompiles.append(
+                RecompileSummary(name, list(getattr(record, "recompile_reasons", [])))
+            )
     return out
 
 

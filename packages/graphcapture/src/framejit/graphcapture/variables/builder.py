@@ -8,6 +8,7 @@ containers TYPE_MATCH plus their length or keys, other objects TYPE_MATCH.
 from __future__ import annotations
 
 import builtins
+import collections
 import functools
 import types
 from typing import Any
@@ -120,14 +121,14 @@ def _build(tx, value: Any, source) -> VariableTracker:
         _guard(tx, source, GuardKind.LENGTH_CHECK, value)
         items = [wrap(tx, v, ItemSource(source, i) if source else None) for i, v in enumerate(value)]
         return ListVariable(items, source)
-    if type(value) is dict:
+    if type(value) in (dict, collections.OrderedDict):
         if not all(type(k) in (str, int) for k in value):
             raise Unsupported("dict with non-str/int keys")
         _guard(tx, source, GuardKind.TYPE_MATCH, value)
         _guard(tx, source, GuardKind.DICT_KEYS, value)
         items = {k: wrap(tx, v, ItemSource(source, k) if source else None) for k, v in value.items()}
-        return DictVariable(items, source)
-    if value in GRAD_MODE_CLASSES or value is torch.set_grad_enabled or value is torch.Size:
+        return DictVariable(items, source, user_cls=type(value))
+    if _hashable_in(value, GRAD_MODE_CLASSES) or value is torch.set_grad_enabled or value is torch.Size:
         _guard(tx, source, GuardKind.ID_MATCH, value)
         return TorchFunctionVariable(value, source)
     if isinstance(value, types.ModuleType):
@@ -138,7 +139,7 @@ def _build(tx, value: Any, source) -> VariableTracker:
         return BuiltinVariable(value, source)
     if isinstance(value, types.FunctionType):
         _guard(tx, source, GuardKind.ID_MATCH, value)
-        if getattr(value, "_framejit_disabled", False) or _is_skipped_code(value.__code__):
+        if getattr(value, "_framejit_disabled", False):
             return SkippedFunctionVariable(value, source)
         if is_torch_callable(value):
             return TorchFunctionVariable(value, source)
@@ -175,6 +176,13 @@ def _build(tx, value: Any, source) -> VariableTracker:
     return UserDefinedObjectVariable(value, source)
 
 
+def _hashable_in(value: Any, table) -> bool:
+    try:
+        return value in table
+    except TypeError:
+        return False
+
+
 def _literal_tuple(value: tuple) -> bool:
     return all(
         type(v) in (int, float, bool, str, bytes, type(None)) or (type(v) is tuple and _literal_tuple(v))
@@ -185,19 +193,7 @@ def _literal_tuple(value: tuple) -> bool:
 def _is_builtin(value: Any) -> bool:
     from .builtins import FOLDABLE
 
-    try:
-        return value in _BUILTIN_CALLABLES or value in FOLDABLE
-    except TypeError:
-        return False
-
-
-def _is_skipped_code(code) -> bool:
-    try:
-        from framejit import frameeval as fe
-
-        return fe.is_skipped(code)
-    except Exception:
-        return False
+    return _hashable_in(value, _BUILTIN_CALLABLES) or _hashable_in(value, FOLDABLE)
 
 
 def dynamic_dims_of(value: torch.Tensor) -> frozenset[int]:

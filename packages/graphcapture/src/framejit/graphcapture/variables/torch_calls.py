@@ -103,11 +103,25 @@ def call_torch_function(tx, fn_vt, args: list, kwargs: dict) -> VariableTracker:
         return ConstantVariable(fn(*values, **kw))
     if getattr(fn, "__wrapped__", None) is not None:
         raise Unsupported(f"call to the wrapped torch function {fn!r}")
+    if _is_state_query(fn, args, kwargs):
+        return ConstantVariable(fn())
     if _is_refused(fn):
         raise Unsupported(f"call to {getattr(fn, '__module__', '')}.{getattr(fn, '__name__', fn)} (not tensor math)")
     if isinstance(fn, type):
         raise Unsupported(f"constructing {fn.__qualname__}")
     return tx.output.call_op("call_function", fn, args, kwargs)
+
+
+def _is_state_query(fn, args, kwargs) -> bool:
+    """torch.backends.*.get_*/is_*() and friends: flags read at trace time."""
+    module = getattr(fn, "__module__", None) or ""
+    name = getattr(fn, "__name__", "")
+    return (
+        not args
+        and not kwargs
+        and module.startswith(("torch.backends", "torch.cuda", "torch._C"))
+        and name.startswith(("get_", "is_", "_get_", "_is_"))
+    )
 
 
 def _any_subclass(args: list) -> bool:

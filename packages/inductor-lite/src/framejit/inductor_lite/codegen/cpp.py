@@ -253,12 +253,12 @@ class CppKernel:
         group = self.group
         body: list[str] = []
         parallel_outer = group.work() >= config.parallel_min_work and math.prod(group.outer) >= 16
-        pure_pointwise = all(not n.inner_ranges and not n.reduction_ranges for n in group.nodes)
+        pure_pointwise = all(not n.inner_ranges and not n.is_reduction for n in group.nodes)
         outer_loops = list(zip(OUTER, group.outer, strict=False))
         depth = len(outer_loops)
         inner_body: list[str] = []
         for nest in group.nests:
-            if nest[0].reduction_ranges:
+            if nest[0].is_reduction:
                 self._reduction(nest[0], inner_body, parallel=not parallel_outer)
             else:
                 self._pointwise_nest(nest, inner_body)

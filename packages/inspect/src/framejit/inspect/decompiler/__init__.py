@@ -32,7 +32,9 @@ __all__ = ["Decompiler", "decompile", "decompile_ast"]
 class Decompiler(ControlFlow, FunctionOps, ExpressionOps, Engine):
     """Decompiles one code object (nested ones get their own instance)."""
 
-    def __init__(self, code: types.CodeType, shared: Shared | None = None, *, comprehension: bool = False) -> None:
+    def __init__(
+        self, code: types.CodeType, shared: Shared | None = None, *, comprehension: bool = False
+    ) -> None:
         Engine.__init__(self, code, shared)
         self.is_comprehension = comprehension
         self.setup_control()
@@ -54,7 +56,9 @@ def _code_of(obj) -> tuple[types.CodeType, tuple, dict]:
     fn = getattr(obj, "__func__", obj)
     code = getattr(fn, "__code__", None)
     if not isinstance(code, types.CodeType):
-        raise TypeError(f"decompile() needs a code object or a Python function, not {type(obj).__name__}")
+        raise TypeError(
+            f"decompile() needs a code object or a Python function, not {type(obj).__name__}"
+        )
     return code, fn.__defaults__ or (), fn.__kwdefaults__ or {}
 
 
@@ -81,8 +85,16 @@ def decompile_ast(obj) -> ast.Module:
     fn = node_type(identifier(code.co_name), args, body or [ast.Pass()], [], None)
     if decompiler.declared_nonlocal:
         # ``nonlocal`` needs an enclosing function: show one that binds the free variables
-        cells = [ast.Assign([ast.Name(n, ast.Store())], ast.Constant(None)) for n in code.co_freevars]
-        fn = ast.FunctionDef(f"__enclosing_{fn.name}", ast.arguments([], [], None, [], [], None, []), [*cells, fn], [], None)
+        cells = [
+            ast.Assign([ast.Name(n, ast.Store())], ast.Constant(None)) for n in code.co_freevars
+        ]
+        fn = ast.FunctionDef(
+            f"__enclosing_{fn.name}",
+            ast.arguments([], [], None, [], [], None, []),
+            [*cells, fn],
+            [],
+            None,
+        )
     return ast.fix_missing_locations(ast.Module([fn], []))
 
 
@@ -97,7 +109,7 @@ def decompile(obj) -> str:
         return ast.unparse(decompile_ast(obj)) + "\n"
     except RecursionError:
         return _fallback(code, "nesting too deep")
-    except Exception as exc:  # noqa: BLE001 - any failure becomes readable pseudo-code
+    except Exception as exc:
         reason = str(exc) if isinstance(exc, Unsupported) else f"{type(exc).__name__}: {exc}"
         return _fallback(code, reason)
 
@@ -108,5 +120,10 @@ def _fallback(code: types.CodeType, reason: str) -> str:
     lines = [f"    # {line}" for line in listing.getvalue().splitlines() if line.strip()]
     header = f"def {identifier(code.co_name)}({ast.unparse(signature(code))}):"
     message = f"framejit.inspect could not decompile {code.co_name}: {reason}"
-    body = [f"    pass  # {' '.join(message.split())}", "    # bytecode:", *lines, f"    raise NotImplementedError({message!r})"]
+    body = [
+        f"    pass  # {' '.join(message.split())}",
+        "    # bytecode:",
+        *lines,
+        f"    raise NotImplementedError({message!r})",
+    ]
     return "\n".join([header, *body]) + "\n"

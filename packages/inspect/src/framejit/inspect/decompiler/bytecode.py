@@ -135,7 +135,11 @@ def read(code: types.CodeType, table: VersionTable = CURRENT) -> Bytecode:
         return by_offset.get(offset, len(instrs))
 
     for ins in instrs:
-        if ins.opname in POP_JUMPS or ins.opname in KEEP_JUMPS or ins.opname in {"JUMP", "FOR_ITER", "SEND"}:
+        if (
+            ins.opname in POP_JUMPS
+            or ins.opname in KEEP_JUMPS
+            or ins.opname in {"JUMP", "FOR_ITER", "SEND"}
+        ):
             ins.target = index_at(ins.argval)
     exceptions = [
         ExceptionEntry(index_at(s), index_at(e), index_at(t), d, lasti)
@@ -145,7 +149,11 @@ def read(code: types.CodeType, table: VersionTable = CURRENT) -> Bytecode:
     bc.normal_reachable = _reachable(instrs)
     for ins in instrs:
         # JUMP_BACKWARD_NO_INTERRUPT closes the SEND loop of ``yield from``/``await``, not a user loop
-        if ins.target is not None and ins.target <= ins.index and ins.raw_opname != "JUMP_BACKWARD_NO_INTERRUPT":
+        if (
+            ins.target is not None
+            and ins.target <= ins.index
+            and ins.raw_opname != "JUMP_BACKWARD_NO_INTERRUPT"
+        ):
             bc.backward_sources.setdefault(ins.target, []).append(ins.index)
     return bc
 

@@ -50,7 +50,9 @@ def _literal(test: ast.expr, truth: bool) -> ast.expr:
 def _boolop(op: type, left: ast.expr, right: ast.expr) -> ast.expr:
     values = []
     for side in (left, right):
-        values.extend(side.values if isinstance(side, ast.BoolOp) and isinstance(side.op, op) else [side])
+        values.extend(
+            side.values if isinstance(side, ast.BoolOp) and isinstance(side.op, op) else [side]
+        )
     return ast.BoolOp(op(), values)
 
 
@@ -69,7 +71,11 @@ class ControlFlow:
             if blk.sandbox:
                 raise SandboxAbort("try statement in a trial run")
             return self._try_statement(i, handler, blk)
-        if i in self.bc.backward_sources and i not in self.in_progress and self.ins[i].opname != "FOR_ITER":
+        if (
+            i in self.bc.backward_sources
+            and i not in self.in_progress
+            and self.ins[i].opname != "FOR_ITER"
+        ):
             if blk.sandbox:
                 raise SandboxAbort("loop in a trial run")
             return self._while_loop(i, blk)
@@ -92,14 +98,21 @@ class ControlFlow:
             except (SandboxAbort, Unsupported, IndexError, KeyError, AttributeError):
                 break
             j = trial.stopped_at
-            if j is None or trial.out or len(trial.stack) != depth + 1 or not self.ins[j].is_cond_jump:
+            if (
+                j is None
+                or trial.out
+                or len(trial.stack) != depth + 1
+                or not self.ins[j].is_cond_jump
+            ):
                 break
             value = self.expr(trial.stack[-1], trial)
             nodes.append(self._node(value, self.ins[j], pos))
             pos = j + 1
         return nodes
 
-    def _formula(self, nodes: list[CondNode], lo: int, hi: int, t: int, f: int, end: int) -> ast.expr:
+    def _formula(
+        self, nodes: list[CondNode], lo: int, hi: int, t: int, f: int, end: int
+    ) -> ast.expr:
         """The test of ``nodes[lo:hi]`` that is true when control reaches ``t`` (else ``f``)."""
 
         def label(m: int) -> int:
@@ -114,9 +127,17 @@ class ControlFlow:
                 return _literal(node.test, not node.jump_when)
             raise NoChain
         if node.target == f:
-            return _boolop(ast.And, _literal(node.test, not node.jump_when), self._formula(nodes, lo + 1, hi, t, f, end))
+            return _boolop(
+                ast.And,
+                _literal(node.test, not node.jump_when),
+                self._formula(nodes, lo + 1, hi, t, f, end),
+            )
         if node.target == t:
-            return _boolop(ast.Or, _literal(node.test, node.jump_when), self._formula(nodes, lo + 1, hi, t, f, end))
+            return _boolop(
+                ast.Or,
+                _literal(node.test, node.jump_when),
+                self._formula(nodes, lo + 1, hi, t, f, end),
+            )
         m = next((m for m in range(lo + 1, hi) if nodes[m].start == node.target), None)
         if m is None:
             raise NoChain
@@ -155,7 +176,12 @@ class ControlFlow:
             blk.emit(ast.If(test, [ast.Pass()], []))
             return fall
         jump = self.ins[false - 1] if false - 1 > ins.index else None
-        if jump is not None and jump.is_cond_jump and jump.target == fall and jump.index > nodes[k - 1].index:
+        if (
+            jump is not None
+            and jump.is_cond_jump
+            and jump.target == fall
+            and jump.index > nodes[k - 1].index
+        ):
             return self._while_cond(start, test, fall, false, blk)
         loop_stmt = self._loop_jump(false, blk)
         if loop_stmt is not None or false <= ins.index:
@@ -195,7 +221,9 @@ class ControlFlow:
             and len(then_blk.stack) == depth + 1
             and len(else_blk.stack) == depth + 1
         ):
-            value = ast.IfExp(test, self.expr(then_blk.stack[-1], blk), self.expr(else_blk.stack[-1], blk))
+            value = ast.IfExp(
+                test, self.expr(then_blk.stack[-1], blk), self.expr(else_blk.stack[-1], blk)
+            )
             blk.stack.append(value)
             return follow
         if not then_blk.out and len(then_blk.stack) == depth + 1 and else_blk is None:
@@ -212,7 +240,12 @@ class ControlFlow:
         then_blk = self.run(fall, keep_jump.index, blk.stack, blk)
         rest_blk = self.run(false, keep_jump.target, blk.stack, blk)
         depth = len(blk.stack)
-        if then_blk.out or rest_blk.out or len(then_blk.stack) != depth + 1 or len(rest_blk.stack) != depth + 1:
+        if (
+            then_blk.out
+            or rest_blk.out
+            or len(then_blk.stack) != depth + 1
+            or len(rest_blk.stack) != depth + 1
+        ):
             raise Unsupported("mixed and/or expression")
         middle = self.expr(then_blk.stack[-1], blk)
         rest = self.expr(rest_blk.stack[-1], blk)
@@ -268,7 +301,11 @@ class ControlFlow:
         if target == loop.break_target or target in loop.break_aliases:
             return ast.Break()
         for outer in blk.loops[:-1]:
-            if target in outer.continue_targets or target == outer.break_target or target in outer.break_aliases:
+            if (
+                target in outer.continue_targets
+                or target == outer.break_target
+                or target in outer.break_aliases
+            ):
                 return comment(f"goto offset {self._offset(target)} (leaves an outer loop)")
         return None
 
@@ -280,7 +317,10 @@ class ControlFlow:
         targets = [
             ins.target
             for ins in self.ins[lo:hi]
-            if ins.target is not None and ins.target >= natural_exit and ins.target > ins.index and ins.opname != "SEND"
+            if ins.target is not None
+            and ins.target >= natural_exit
+            and ins.target > ins.index
+            and ins.opname != "SEND"
         ]
         return min(max(targets), stop) if targets else natural_exit
 
@@ -304,12 +344,16 @@ class ControlFlow:
         closers = [s for s in self.bc.backward_sources.get(ins.index, []) if s < exit_]
         body_end = max(closers) if closers else exit_
         slot = Slot()
-        trial = self.run_until_complete(ins.index + 1, blk, slot, [*blk.stack, Iterator(iterable), slot])
+        trial = self.run_until_complete(
+            ins.index + 1, blk, slot, [*blk.stack, Iterator(iterable), slot]
+        )
         if trial is None:
             raise Unsupported("for loop target")
         body_start, body_stack = trial
         break_target = self._break_target(ins.index + 1, body_end, exit_, blk.stop)
-        loop = Loop(frozenset({ins.index}), break_target, body_end, self._aliases(exit_, break_target))
+        loop = Loop(
+            frozenset({ins.index}), break_target, body_end, self._aliases(exit_, break_target)
+        )
         body = self.run(body_start, body_end, body_stack, blk, loops=(*blk.loops, loop))
         orelse = self.run(exit_, break_target, blk.stack, blk).out if break_target > exit_ else []
         blk.emit(ast.For(slot.build(), iterable, body.out or [ast.Pass()], orelse))
@@ -321,28 +365,47 @@ class ControlFlow:
         while changed:
             changed = False
             for target, sources in self.bc.backward_sources.items():
-                if head < target <= end and self.ins[target].opname != "FOR_ITER" and max(sources) > end:
+                if (
+                    head < target <= end
+                    and self.ins[target].opname != "FOR_ITER"
+                    and max(sources) > end
+                ):
                     end, changed = max(sources), True
         return end
 
     def _while_loop(self, head: int, blk: Block) -> int:
         end = self._loop_end(head)
         closing = self.ins[end]
-        if closing.is_cond_jump and closing.target > head:  # 3.11: the test is repeated at the bottom
+        if (
+            closing.is_cond_jump and closing.target > head
+        ):  # 3.11: the test is repeated at the bottom
             nodes = self._trial_chain(head, blk)
             if nodes:
-                test, k, false, fall = self._choose_chain(nodes)
+                test, _, false, fall = self._choose_chain(nodes)
                 if fall == closing.target and false == end + 1:
                     return self._while_cond(head, test, fall, false, blk)
         self.in_progress.add(head)
-        body_end = end if closing.opname == "JUMP" and closing.target == head else end + 1
-        break_target = self._break_target(head, body_end, end + 1, blk.stop)
-        loop = Loop(frozenset({head}), break_target, body_end, self._aliases(end + 1, break_target))
-        body = self.run(head, body_end, blk.stack, blk, loops=(*blk.loops, loop))
-        statements = body.out or [ast.Pass()]
-        if body_end == end + 1:
-            statements.append(ast.Break())
-        blk.emit(ast.While(ast.Constant(True), statements, []))
+        bottom_test = (
+            closing.is_cond_jump and closing.target == head
+        )  # ``while True: ... if c: continue; break``
+        break_target = self._break_target(head, end, end + 1, blk.stop)
+        # with a bottom test, falling off the body is not a ``continue``: no body_end shortcut
+        loop = Loop(
+            frozenset({head}),
+            break_target,
+            -1 if bottom_test else end,
+            self._aliases(end + 1, break_target),
+        )
+        body = self.run(head, end, blk.stack, blk, loops=(*blk.loops, loop))
+        statements = body.out
+        if bottom_test:
+            if len(body.stack) != len(blk.stack) + 1:
+                raise Unsupported("loop test at the bottom")
+            stays = self._node(self.expr(body.stack[-1], blk), closing, end)
+            statements.append(ast.If(_literal(stays.test, not stays.jump_when), [ast.Break()], []))
+        elif closing.opname != "JUMP":
+            raise Unsupported("loop closed by an unrecognised jump")
+        blk.emit(ast.While(ast.Constant(True), statements or [ast.Pass()], []))
         return max(break_target, end + 1)
 
     def _trial_chain(self, head: int, blk: Block) -> list[CondNode]:
@@ -354,7 +417,12 @@ class ControlFlow:
         finally:
             self.in_progress.discard(head)
         j = trial.stopped_at
-        if j is None or trial.out or len(trial.stack) != len(blk.stack) + 1 or not self.ins[j].is_cond_jump:
+        if (
+            j is None
+            or trial.out
+            or len(trial.stack) != len(blk.stack) + 1
+            or not self.ins[j].is_cond_jump
+        ):
             return []
         first = self._node(self.expr(trial.stack[-1], trial), self.ins[j], head)
         return [first, *self._chain_nodes(j + 1, blk)]
@@ -368,7 +436,9 @@ class ControlFlow:
         body_end = bottom if bottom >= fall and top_sig == bottom_sig else false
         self.in_progress.update({start, fall})
         break_target = self._break_target(fall, body_end, false, blk.stop)
-        loop = Loop(frozenset({start, fall}), break_target, body_end, self._aliases(false, break_target))
+        loop = Loop(
+            frozenset({start, fall}), break_target, body_end, self._aliases(false, break_target)
+        )
         body = self.run(fall, body_end, blk.stack, blk, loops=(*blk.loops, loop))
         orelse = self.run(false, break_target, blk.stack, blk).out if break_target > false else []
         blk.emit(ast.While(test, body.out or [ast.Pass()], orelse))
@@ -403,9 +473,13 @@ class ControlFlow:
     def _try_starting_at(self, i: int) -> int | None:
         best = None
         for handler, (start, end) in self.try_regions.items():
-            if start == i and handler not in self.in_progress and not self._is_with_handler(handler):
-                if best is None or end > self.try_regions[best][1]:
-                    best = handler
+            candidate = (
+                start == i
+                and handler not in self.in_progress
+                and not self._is_with_handler(handler)
+            )
+            if candidate and (best is None or end > self.try_regions[best][1]):
+                best = handler
         return best
 
     def _cleanup_of(self, handler: int) -> tuple[int | None, int | None]:
@@ -421,7 +495,15 @@ class ControlFlow:
         j = handler + 1
         if j < len(self.ins) and self.ins[j].opname == "POP_TOP":
             return True
-        simple = {"LOAD_GLOBAL", "LOAD_NAME", "LOAD_FAST", "LOAD_DEREF", "LOAD_ATTR", "LOAD_CONST", "BUILD_TUPLE"}
+        simple = {
+            "LOAD_GLOBAL",
+            "LOAD_NAME",
+            "LOAD_FAST",
+            "LOAD_DEREF",
+            "LOAD_ATTR",
+            "LOAD_CONST",
+            "BUILD_TUPLE",
+        }
         while j < len(self.ins) and self.ins[j].opname in simple:
             j += 1
         if j < len(self.ins) and self.ins[j].opname == "CHECK_EG_MATCH":
@@ -447,18 +529,24 @@ class ControlFlow:
             j = start
             while j <= body_end - n:
                 if j not in covered and [i.signature() for i in self.ins[j : j + n]] == signature:
-                    self.skip.update(range(j, j + n))  # the finally body copied before a return/break
+                    self.skip.update(
+                        range(j, j + n)
+                    )  # the finally body copied before a return/break
                     j += n
                 else:
                     j += 1
-        normal_copy = n > 0 and [i.signature() for i in self.ins[body_end : body_end + n]] == signature
+        normal_copy = (
+            n > 0 and [i.signature() for i in self.ins[body_end : body_end + n]] == signature
+        )
         body = self.run(start, body_end, blk.stack, blk)
         handler_stack = [*blk.stack, ExceptionValue(), ExceptionValue()]
         final = self.run(fin_start, fin_end, handler_stack, blk, reach=self.reach_from(handler))
         blk.emit(ast.Try(body.out or [ast.Pass()], [], [], final.out or [ast.Pass()]))
         return body_end + n if normal_copy else body_end
 
-    def _try_except(self, start: int, body_end: int, handler: int, limit: int, after_cleanup, blk: Block) -> int:
+    def _try_except(
+        self, start: int, body_end: int, handler: int, limit: int, after_cleanup, blk: Block
+    ) -> int:
         body = self.run(start, body_end, blk.stack, blk)
         reach = self.reach_from(handler)
         handlers: list[ast.ExceptHandler] = []
@@ -497,7 +585,9 @@ class ControlFlow:
         follow = min(ends) if ends else boundary
         orelse = []
         if else_end > body_end:
-            if len(body.stack) > len(blk.stack):  # the body's last value is used after its range (return)
+            if len(body.stack) > len(
+                blk.stack
+            ):  # the body's last value is used after its range (return)
                 body.out.extend(self.run(body_end, else_end, body.stack, blk).out)
             else:
                 orelse = self.run(body_end, else_end, blk.stack, blk).out

@@ -97,7 +97,9 @@ class Engine:
             stack=list(stack),
             stop=min(stop, len(self.ins)),
             loops=loops if loops is not None else (parent.loops if parent else ()),
-            reach=reach if reach is not None else (parent.reach if parent else self.bc.normal_reachable),
+            reach=reach
+            if reach is not None
+            else (parent.reach if parent else self.bc.normal_reachable),
             sandbox=sandbox,
         )
         blk.floor = len(blk.stack)

@@ -17,7 +17,12 @@ from dataclasses import dataclass, field
 from .engine import Block, Unsupported
 from .values import FunctionValue, Marker, comment, constant
 
-COMPREHENSION_KINDS = {"<listcomp>": "list", "<setcomp>": "set", "<dictcomp>": "dict", "<genexpr>": "generator"}
+COMPREHENSION_KINDS = {
+    "<listcomp>": "list",
+    "<setcomp>": "set",
+    "<dictcomp>": "dict",
+    "<genexpr>": "generator",
+}
 CO_VARARGS, CO_VARKEYWORDS = 0x04, 0x08
 CO_GENERATOR, CO_COROUTINE, CO_ASYNC_GENERATOR = 0x20, 0x80, 0x200
 
@@ -126,7 +131,11 @@ class FunctionOps:
     def function_def(self, fn: FunctionValue, name: str, decorators: list[ast.expr]) -> ast.stmt:
         body = self.nested(fn.code).body_statements()
         args = signature(fn.code, fn.defaults, fn.kwdefaults, fn.annotations)
-        node_type = ast.AsyncFunctionDef if fn.code.co_flags & (CO_COROUTINE | CO_ASYNC_GENERATOR) else ast.FunctionDef
+        node_type = (
+            ast.AsyncFunctionDef
+            if fn.code.co_flags & (CO_COROUTINE | CO_ASYNC_GENERATOR)
+            else ast.FunctionDef
+        )
         return node_type(name, args, body or [ast.Pass()], decorators, fn.annotations.get("return"))
 
     def lambda_expr(self, fn: FunctionValue) -> ast.expr | None:
@@ -154,7 +163,11 @@ class FunctionOps:
         body = self.nested(value.body).body_statements()
         cleaned = []
         for stmt in body:
-            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+            if (
+                isinstance(stmt, ast.Assign)
+                and len(stmt.targets) == 1
+                and isinstance(stmt.targets[0], ast.Name)
+            ):
                 target = stmt.targets[0].id
                 if target in {"__module__", "__qualname__", "__classcell__"}:
                     continue
@@ -241,4 +254,13 @@ def _fold_comprehension(loop: ast.For, kind: str):
     return (generators, element) if element else None
 
 
-__all__ = ["COMPREHENSION_KINDS", "ClassValue", "Decorated", "FunctionOps", "comment", "constant", "identifier", "signature"]
+__all__ = [
+    "COMPREHENSION_KINDS",
+    "ClassValue",
+    "Decorated",
+    "FunctionOps",
+    "comment",
+    "constant",
+    "identifier",
+    "signature",
+]

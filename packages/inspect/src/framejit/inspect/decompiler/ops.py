@@ -110,11 +110,8 @@ class ExpressionOps:
 
     # ------------------------------------------------------------ loads
     def LOAD_CONST(self, ins, blk: Block):
-        if (
-            ins.argval is None
-            and (skipped := self._with_exit(ins, blk)) is not None
-            or ins.argval is None
-            and (skipped := self._except_name_cleanup(ins, blk)) is not None
+        if (ins.argval is None and (skipped := self._with_exit(ins, blk)) is not None) or (
+            ins.argval is None and (skipped := self._except_name_cleanup(ins, blk)) is not None
         ):
             return skipped
         if hasattr(ins.argval, "co_code"):
@@ -236,7 +233,9 @@ class ExpressionOps:
         left = self.pop_raw(blk)
         op = self._comparison_op(cmp_ins)
         if isinstance(left, CompareChain):
-            compare = ast.Compare(left.compare.left, [*left.compare.ops, op], [*left.compare.comparators, right])
+            compare = ast.Compare(
+                left.compare.left, [*left.compare.ops, op], [*left.compare.comparators, right]
+            )
         else:
             compare = ast.Compare(self.expr(left, blk), [op], [right])
         jump = self.next_ins(cmp_ins.index)
@@ -283,7 +282,11 @@ class ExpressionOps:
     def LIST_EXTEND(self, ins, blk: Block):
         iterable = self.pop(blk)
         target = blk.stack[-ins.arg]
-        extra = iterable.elts if isinstance(iterable, ast.Tuple) else [ast.Starred(iterable, ast.Load())]
+        extra = (
+            iterable.elts
+            if isinstance(iterable, ast.Tuple)
+            else [ast.Starred(iterable, ast.Load())]
+        )
         if isinstance(target, (ast.List, ast.Set)):
             target.elts.extend(extra)
         else:
@@ -292,7 +295,11 @@ class ExpressionOps:
     def SET_UPDATE(self, ins, blk: Block):
         iterable = self.pop(blk)
         target = blk.stack[-ins.arg]
-        if isinstance(iterable, ast.Call) and isinstance(iterable.func, ast.Name) and iterable.func.id == "frozenset":
+        if (
+            isinstance(iterable, ast.Call)
+            and isinstance(iterable.func, ast.Name)
+            and iterable.func.id == "frozenset"
+        ):
             extra = iterable.args[0].elts if iterable.args else []
         else:
             extra = [ast.Starred(iterable, ast.Load())]
@@ -365,7 +372,8 @@ class ExpressionOps:
         n_kw = len(kw_names)
         positional = args[: len(args) - n_kw] if n_kw else args
         keywords = [
-            ast.keyword(name, self.expr(v, blk)) for name, v in zip(kw_names, args[len(args) - n_kw :], strict=True)
+            ast.keyword(name, self.expr(v, blk))
+            for name, v in zip(kw_names, args[len(args) - n_kw :], strict=True)
         ]
         blk.stack.append(self.make_call(func, positional, keywords, blk))
 
@@ -375,12 +383,18 @@ class ExpressionOps:
         func = self.pop_raw(blk)
         if blk.stack and isinstance(blk.stack[-1], Null):
             blk.stack.pop()
-        positional = list(args.elts) if isinstance(args, ast.Tuple) else [ast.Starred(args, ast.Load())]
+        positional = (
+            list(args.elts) if isinstance(args, ast.Tuple) else [ast.Starred(args, ast.Load())]
+        )
         keywords = []
         if kwargs is not None:
             if isinstance(kwargs, ast.Dict):
                 for key, value in zip(kwargs.keys, kwargs.values, strict=True):
-                    name = key.value if isinstance(key, ast.Constant) and isinstance(key.value, str) else None
+                    name = (
+                        key.value
+                        if isinstance(key, ast.Constant) and isinstance(key.value, str)
+                        else None
+                    )
                     keywords.append(ast.keyword(name, value))
             else:
                 keywords.append(ast.keyword(None, kwargs))
@@ -388,7 +402,12 @@ class ExpressionOps:
 
     def make_call(self, func, args: list, keywords: list[ast.keyword], blk: Block):
         """A call; calls of MAKE_FUNCTION/LOAD_BUILD_CLASS results become definitions later."""
-        if isinstance(func, FunctionValue) and len(args) == 1 and not keywords and self.is_comprehension_code(func.code):
+        if (
+            isinstance(func, FunctionValue)
+            and len(args) == 1
+            and not keywords
+            and self.is_comprehension_code(func.code)
+        ):
             return self.comprehension(func, self.expr(args[0], blk), blk)
         if isinstance(func, BuildClass):
             return self.class_value(args, keywords, blk)
@@ -419,7 +438,9 @@ class ExpressionOps:
                         fn.kwdefaults[key.value] = value
         if ins.arg & 1:
             defaults = self.pop(blk)
-            fn.defaults = list(defaults.elts) if isinstance(defaults, ast.Tuple) else [ast.Starred(defaults)]
+            fn.defaults = (
+                list(defaults.elts) if isinstance(defaults, ast.Tuple) else [ast.Starred(defaults)]
+            )
         blk.stack.append(fn)
 
     # ------------------------------------------------------------ stores
@@ -473,11 +494,11 @@ class ExpressionOps:
             return
         expr = self.expr(value, blk)
         shared = any(entry is value for entry in blk.stack)
-        if shared and not self._store_follows(ins.index):
-            if isinstance(target, ast.Name):  # ``(x := value)`` stays on the stack
-                walrus = ast.NamedExpr(ast.Name(target.id, ast.Store()), expr)
-                blk.stack[:] = [walrus if entry is value else entry for entry in blk.stack]
-                return
+        if shared and not self._store_follows(ins.index) and isinstance(target, ast.Name):
+            # ``(x := value)``: the value stays on the stack
+            walrus = ast.NamedExpr(ast.Name(target.id, ast.Store()), expr)
+            blk.stack[:] = [walrus if entry is value else entry for entry in blk.stack]
+            return
         statement = ast.Assign([target], expr)
         blk.emit(statement)
         if shared:
@@ -492,11 +513,17 @@ class ExpressionOps:
         if nxt.opname.startswith("STORE_") or nxt.opname in {"UNPACK_SEQUENCE", "UNPACK_EX"}:
             return True
         after = self.next_ins(nxt.index)
-        return nxt.opname.startswith("LOAD_") and after is not None and after.opname in {"STORE_ATTR", "STORE_SUBSCR"}
+        return (
+            nxt.opname.startswith("LOAD_")
+            and after is not None
+            and after.opname in {"STORE_ATTR", "STORE_SUBSCR"}
+        )
 
     def UNPACK_SEQUENCE(self, ins, blk: Block):
         value = self.pop_raw(blk)
-        count = ins.arg if ins.opname == "UNPACK_SEQUENCE" else (ins.arg & 0xFF) + 1 + (ins.arg >> 8)
+        count = (
+            ins.arg if ins.opname == "UNPACK_SEQUENCE" else (ins.arg & 0xFF) + 1 + (ins.arg >> 8)
+        )
         starred = (ins.arg & 0xFF) if ins.opname == "UNPACK_EX" else None
         if isinstance(value, Slot):
             value.children = [Slot() for _ in range(count)]
@@ -507,7 +534,9 @@ class ExpressionOps:
         root = Slot()
         root.children = [Slot() for _ in range(count)]
         root.starred = starred
-        trial = self.run_until_complete(ins.index + 1, blk, root, list(blk.stack) + list(reversed(root.children)))
+        trial = self.run_until_complete(
+            ins.index + 1, blk, root, list(blk.stack) + list(reversed(root.children))
+        )
         if trial is not None:
             end, stack = trial
             blk.stack[:] = stack
@@ -518,14 +547,18 @@ class ExpressionOps:
         blk.emit(ast.Assign([ast.Name(temp, ast.Store())], expr))
         if starred is not None:
             raise Unsupported("starred unpacking used as values")
-        blk.stack.extend(ast.Subscript(ast.Name(temp), ast.Constant(k)) for k in reversed(range(count)))
+        blk.stack.extend(
+            ast.Subscript(ast.Name(temp), ast.Constant(k)) for k in reversed(range(count))
+        )
         return None
 
     UNPACK_EX = UNPACK_SEQUENCE
 
     def run_until_complete(self, start: int, blk: Block, slot: Slot, stack: list):
         """Run the stores after ``start`` until ``slot`` has all its targets; None if they are not stores."""
-        trial = type(blk)(stack=list(stack), stop=blk.stop, loops=blk.loops, reach=blk.reach, sandbox=True)
+        trial = type(blk)(
+            stack=list(stack), stop=blk.stop, loops=blk.loops, reach=blk.reach, sandbox=True
+        )
         trial.floor = 0
         i = start
         try:

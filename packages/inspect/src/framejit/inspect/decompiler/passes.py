@@ -20,7 +20,11 @@ _EXITS = (ast.Return, ast.Break, ast.Continue, ast.Raise)
 def _children_lists(node: ast.AST):
     for name in _BODY_FIELDS:
         value = getattr(node, name, None)
-        if isinstance(value, list) and value and isinstance(value[0], (ast.stmt, ast.ExceptHandler)):
+        if (
+            isinstance(value, list)
+            and value
+            and isinstance(value[0], (ast.stmt, ast.ExceptHandler))
+        ):
             yield name, value
 
 
@@ -70,7 +74,11 @@ def fold_with(statements: list[ast.stmt]) -> list[ast.stmt]:
 
 def _merge_nested_with(statements: list[ast.stmt]) -> list[ast.stmt]:
     for stmt in statements:
-        if isinstance(stmt, ast.With) and len(stmt.body) == 1 and isinstance(stmt.body[0], ast.With):
+        if (
+            isinstance(stmt, ast.With)
+            and len(stmt.body) == 1
+            and isinstance(stmt.body[0], ast.With)
+        ):
             inner = stmt.body[0]
             stmt.items = [*stmt.items, *inner.items]
             stmt.body = inner.body

@@ -204,8 +204,8 @@ def object_name(value: object) -> str:
     if isinstance(value, types.ModuleType):
         return value.__name__
     name = getattr(value, "__qualname__", None) or getattr(value, "__name__", None)
-    if isinstance(name, str) and name.isidentifier() or isinstance(name, str) and all(
-        part.isidentifier() for part in name.split(".")
+    if (isinstance(name, str) and name.isidentifier()) or (
+        isinstance(name, str) and all(part.isidentifier() for part in name.split("."))
     ):
         module = getattr(value, "__module__", None)
         if module in (None, "builtins") or not isinstance(module, str):

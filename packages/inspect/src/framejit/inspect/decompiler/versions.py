@@ -49,7 +49,9 @@ class VersionTable:
     with_exit: tuple[str, ...] = ("LOAD_CONST", "LOAD_CONST", "LOAD_CONST", "CALL", "POP_TOP")
 
 
-_COMMON_IGNORED = frozenset({"NOP", "RESUME", "CACHE", "EXTENDED_ARG", "MAKE_CELL", "COPY_FREE_VARS"})
+_COMMON_IGNORED = frozenset(
+    {"NOP", "RESUME", "CACHE", "EXTENDED_ARG", "MAKE_CELL", "COPY_FREE_VARS"}
+)
 
 TABLES = {
     (3, 11): VersionTable(

@@ -1,0 +1,111 @@
+"""Capture cost, framejit vs torch.compile(backend="eager"), side by side in one process.
+
+Cold: the first call (trace + guards + code generation; the "eager" backend compiles
+nothing).  Hit: per-call time once compiled, minus nothing (both include the model).
+Eager: the plain model, for reference.  Ratios are framejit / torch (lower is better):
+the goals are cold <= 0.5x and hit <= 1.0x.
+"""
+
+from __future__ import annotations
+
+import gc
+import statistics
+import time
+
+import torch
+from torch import nn
+
+from framejit import graphcapture as fj
+
+
+def toy_example(a, b):
+    x = a / (torch.abs(a) + 1)
+    if b.sum() < 0:
+        b = b * -1
+    return x * b
+
+
+def _mlp():
+    return nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 128), nn.ReLU(), nn.Linear(128, 10))
+
+
+def _encoder():
+    return nn.TransformerEncoderLayer(64, 4, 128, dropout=0.0, batch_first=True)
+
+
+WORKLOADS = {
+    "toy_example": (lambda: toy_example, lambda: (torch.randn(10), torch.randn(10))),
+    "mlp_3_layer": (_mlp, lambda: (torch.randn(8, 64),)),
+    "transformer_encoder_layer": (_encoder, lambda: (torch.randn(2, 16, 64),)),
+}
+
+
+def _cold(compile_fn, make_model, inputs) -> float:
+    model = make_model()
+    compiled = compile_fn(model)
+    start = time.perf_counter()
+    compiled(*inputs)
+    return time.perf_counter() - start
+
+
+def _hit(fn, inputs, repeat: int = 7, number: int = 300) -> float:
+    for _ in range(20):
+        fn(*inputs)
+    samples = []
+    for _ in range(repeat):
+        start = time.perf_counter()
+        for _ in range(number):
+            fn(*inputs)
+        samples.append((time.perf_counter() - start) / number)
+    return statistics.median(samples)
+
+
+def _framejit(model):
+    return fj.compile(model, backend="eager")
+
+
+def _torch(model):
+    return torch.compile(model, backend="eager")
+
+
+def main() -> None:
+    import torch._dynamo
+
+    torch.manual_seed(0)
+    rows = []
+    for name, (make_model, make_inputs) in WORKLOADS.items():
+        inputs = make_inputs()
+        fj.reset()
+        torch._dynamo.reset()
+        gc.collect()
+        # warm both stacks once on a throwaway model so imports/lazy init do not count
+        _cold(_framejit, make_model, inputs)
+        _cold(_torch, make_model, inputs)
+        fj.reset()
+        torch._dynamo.reset()
+        cold_fj = min(_cold(_framejit, make_model, inputs) for _ in range(3) if not fj.reset())
+        cold_torch = min(_cold(_torch, make_model, inputs) for _ in range(3) if not torch._dynamo.reset())
+        model = make_model()
+        compiled_fj = _framejit(model)
+        compiled_torch = _torch(model)
+        with torch.no_grad():
+            hit_eager = _hit(model, inputs)
+            hit_fj = _hit(compiled_fj, inputs)
+            hit_torch = _hit(compiled_torch, inputs)
+        rows.append((name, cold_fj, cold_torch, hit_eager, hit_fj, hit_torch))
+
+    header = (
+        f"{'workload':<27} {'cold fj ms':>10} {'cold torch ms':>13} {'ratio':>6}   "
+        f"{'eager us':>8} {'hit fj us':>9} {'hit torch us':>12} {'ratio':>6}"
+    )
+    print(header)
+    print("-" * len(header))
+    for name, cfj, ctorch, heager, hfj, htorch in rows:
+        print(
+            f"{name:<27} {cfj * 1e3:>10.1f} {ctorch * 1e3:>13.1f} {cfj / ctorch:>6.2f}   "
+            f"{heager * 1e6:>8.1f} {hfj * 1e6:>9.1f} {htorch * 1e6:>12.1f} {hfj / htorch:>6.2f}"
+        )
+
+
+if __name__ == "__main__":
+    main()
