@@ -134,7 +134,9 @@ def main() -> None:
     rows.append(("f(1, 2) unhooked", base))
 
     t, done = other_thread_callback()
-    rows.append(("hook installed, this thread has no callback", best_ns(loop_f, n, repeats) - empty))
+    rows.append(
+        ("hook installed, this thread has no callback", best_ns(loop_f, n, repeats) - empty)
+    )
     done.set()
     t.join()
 
@@ -145,8 +147,16 @@ def main() -> None:
             loop_f,
             lambda: keep(lambda frame, cache: fe.SKIP_CODE if frame.f_code is f.__code__ else None),
         ),
-        Scenario("hit, C check (fe.always_true), in place", loop_f, lambda: replace_cb(f, f_replaced, fe.always_true)),
-        Scenario("hit, Python check L['a'] == 1", loop_f, lambda: replace_cb(f, f_replaced, lambda L: L["a"] == 1)),
+        Scenario(
+            "hit, C check (fe.always_true), in place",
+            loop_f,
+            lambda: replace_cb(f, f_replaced, fe.always_true),
+        ),
+        Scenario(
+            "hit, Python check L['a'] == 1",
+            loop_f,
+            lambda: replace_cb(f, f_replaced, lambda L: L["a"] == 1),
+        ),
         Scenario(
             "miss: callback returns None each call",
             loop_f,
@@ -158,11 +168,20 @@ def main() -> None:
 
     rich_base = best_ns(loop_rich, n, repeats) - empty
     rich_rows = [("rich(1, 2, 3, c=4, d=5) unhooked", rich_base)]
-    for name, check in (("C check", fe.always_true), ("Python check L['a'] == 1", lambda L: L["a"] == 1)):
-        sc = Scenario(f"rich hit, {name}", loop_rich, lambda check=check: replace_cb(rich, rich_replaced, check))
+    for name, check in (
+        ("C check", fe.always_true),
+        ("Python check L['a'] == 1", lambda L: L["a"] == 1),
+    ):
+        sc = Scenario(
+            f"rich hit, {name}",
+            loop_rich,
+            lambda check=check: replace_cb(rich, rich_replaced, check),
+        )
         rich_rows.append((sc.name, sc.run(n, repeats, empty)))
 
-    print(f"framejit.frameeval overhead, CPython {sys.version.split()[0]}, best of {repeats} x {n} calls")
+    print(
+        f"framejit.frameeval overhead, CPython {sys.version.split()[0]}, best of {repeats} x {n} calls"
+    )
     print(f"{'scenario':52} {'ns/call':>8} {'vs unhooked':>12}")
     for name, ns in rows:
         print(f"{name:52} {ns:8.1f} {ns - base:+12.1f}")
@@ -196,7 +215,9 @@ def torch_rows(n, repeats, empty, ours, base) -> None:
     print()
     print(f"{'compiled-function call (wrapper + hook + hit)':52} {'ns/call':>8} {'ratio':>12}")
     print(f"{'torch.compile(f, backend=eager)':52} {t_torch:8.1f} {1.0:12.2f}")
-    print(f"{'framejit: with fe.callback(RUN_ONLY): f(...)':52} {t_ours:8.1f} {t_ours / t_torch:12.2f}")
+    print(
+        f"{'framejit: with fe.callback(RUN_ONLY): f(...)':52} {t_ours:8.1f} {t_ours / t_torch:12.2f}"
+    )
 
 
 if __name__ == "__main__":

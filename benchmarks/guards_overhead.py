@@ -88,11 +88,11 @@ def torch_guard(fn, args):
 def ns_per_call(fns: list, L: dict, rounds: int = 15) -> list[float]:
     """Best ns per call of each fn, timed in interleaved rounds (fair on a busy machine)."""
     timers = [timeit.Timer(lambda fn=fn: fn(L)) for fn in fns]
-    number = max(t.autorange()[0] for t in timers)
+    numbers = [max(1, t.autorange()[0] // 4) for t in timers]  # ~50 ms per round each
     best = [float("inf")] * len(fns)
     for _ in range(rounds):
-        for i, t in enumerate(timers):
-            best[i] = min(best[i], t.timeit(number) / number * 1e9)
+        for i, (t, n) in enumerate(zip(timers, numbers, strict=True)):
+            best[i] = min(best[i], t.timeit(n) / n * 1e9)
     return best
 
 
@@ -102,9 +102,18 @@ def main() -> None:
     args = parser.parse_args()
     logging.getLogger("torch._dynamo").setLevel(logging.ERROR)
     native_module = native.load()
-    print(f"framejit native helper: {'yes' if native_module else 'no (' + str(native.unavailable_reason()) + ')'}")
+    print(
+        f"framejit native helper: {'yes' if native_module else 'no (' + str(native.unavailable_reason()) + ')'}"
+    )
 
-    cases = [("toy_example", toy_example, [torch.randn(10), torch.randn(10)], [("torch",), ("torch", "abs")])]
+    cases = [
+        (
+            "toy_example",
+            toy_example,
+            [torch.randn(10), torch.randn(10)],
+            [("torch",), ("torch", "abs")],
+        )
+    ]
     for n in args.sizes:
         cases.append((f"{n} tensor args", make_sum_fn(n), [torch.randn(8) for _ in range(n)], []))
 
@@ -120,7 +129,9 @@ def main() -> None:
         rows.append((label, len(check_fn.code_parts), len(manager.code_parts), fj, th))
 
     print()
-    print(f"{'function':<18} {'fj parts':>8} {'torch parts':>11} {'framejit ns':>12} {'torch ns':>10} {'fj/torch':>9}")
+    print(
+        f"{'function':<18} {'fj parts':>8} {'torch parts':>11} {'framejit ns':>12} {'torch ns':>10} {'fj/torch':>9}"
+    )
     for label, fj_parts, th_parts, fj, th in rows:
         print(f"{label:<18} {fj_parts:>8} {th_parts:>11} {fj:>12.0f} {th:>10.0f} {fj / th:>9.2f}")
 

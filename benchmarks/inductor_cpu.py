@@ -59,19 +59,25 @@ def make_inputs(fn, size):
     return [x]
 
 
-def time_per_call(fn, args, budget_s: float) -> float:
-    for _ in range(3):
-        fn(*args)
-    start = time.perf_counter()
-    fn(*args)
-    once = max(time.perf_counter() - start, 1e-6)
-    iterations = max(1, int(budget_s / 3 / once))
-    best = float("inf")
-    for _ in range(3):
-        start = time.perf_counter()
-        for _ in range(iterations):
+def time_per_call(impls, args, budget_s: float) -> list[float]:
+    """Best time per call of each callable; rounds interleave them so load spikes on a
+    shared machine hit every implementation alike."""
+    iterations = []
+    for fn in impls:
+        for _ in range(2):
             fn(*args)
-        best = min(best, (time.perf_counter() - start) / iterations)
+        start = time.perf_counter()
+        fn(*args)
+        once = max(time.perf_counter() - start, 1e-6)
+        iterations.append(max(1, int(budget_s / 5 / once)))
+    best = [float("inf")] * len(impls)
+    for _ in range(5):
+        for position, fn in enumerate(impls):
+            start = time.perf_counter()
+            for _ in range(iterations[position]):
+                fn(*args)
+            elapsed = (time.perf_counter() - start) / iterations[position]
+            best[position] = min(best[position], elapsed)
     return best
 
 
@@ -111,12 +117,10 @@ def main() -> None:
             torch.testing.assert_close(got, expected, **tol)
             torch.testing.assert_close(ref, expected, **tol)
 
-            eager_t = time_per_call(fn, args, budget)
-            inductor_t = time_per_call(inductor, args, budget)
-            lite_t = time_per_call(lite, args, budget)
+            eager_t, inductor_t, lite_t = time_per_call([fn, inductor, lite], args, budget)
             gbs = traffic_bytes(args, got) / lite_t / 1e9
             print(
-                f"{fn.__name__:<16}{str(tuple(size)):>14}{eager_t * 1e3:>10.3f}{inductor_t * 1e3:>10.3f}"
+                f"{fn.__name__:<16}{tuple(size)!s:>14}{eager_t * 1e3:>10.3f}{inductor_t * 1e3:>10.3f}"
                 f"{lite_t * 1e3:>10.3f}{eager_t / lite_t:>9.2f}x{lite_t / inductor_t:>8.2f}x{gbs:>8.1f}"
                 f"{lite_compile:>11.2f}{inductor_compile:>11.2f}{lite_compile / inductor_compile:>9.2f}x"
             )

@@ -47,8 +47,12 @@ def build():
     from cffi import FFI
 
     ffi = FFI()
-    ffi.cdef("void foreign_install(int chain); void foreign_uninstall(int restore); long long foreign_seen(void);")
-    ffi.set_source("_framejit_test_foreign_hook", SOURCE, define_macros=[("_CFFI_NO_LIMITED_API", None)])
+    ffi.cdef(
+        "void foreign_install(int chain); void foreign_uninstall(int restore); long long foreign_seen(void);"
+    )
+    ffi.set_source(
+        "_framejit_test_foreign_hook", SOURCE, define_macros=[("_CFFI_NO_LIMITED_API", None)]
+    )
     tmp = tempfile.mkdtemp(prefix="framejit-foreign-hook-")
     path = ffi.compile(tmpdir=tmp)
     spec = importlib.util.spec_from_file_location("_framejit_test_foreign_hook", path)

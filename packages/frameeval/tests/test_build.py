@@ -17,7 +17,9 @@ CHECKOUT_PACKAGE = Path(__file__).resolve().parents[1] / "src" / "framejit" / "f
 
 @pytest.mark.parametrize("version", [(3, 10), (3, 14), (3, 15)])
 def test_unsupported_versions_are_refused_with_a_clear_message(version):
-    with pytest.raises(_ffibuild.UnsupportedPython, match=r"supports CPython 3\.11, 3\.12 and 3\.13 only"):
+    with pytest.raises(
+        _ffibuild.UnsupportedPython, match=r"supports CPython 3\.11, 3\.12 and 3\.13 only"
+    ):
         _ffibuild.check_supported(version)
 
 
@@ -41,7 +43,9 @@ def import_in_subprocess(src: Path, **env):
 
 def test_stale_extension_in_a_checkout_is_refused_or_rebuilt(tmp_path):
     package = tmp_path / "src" / "framejit" / "frameeval"
-    shutil.copytree(CHECKOUT_PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__", "*.partial"))
+    shutil.copytree(
+        CHECKOUT_PACKAGE, package, ignore=shutil.ignore_patterns("__pycache__", "*.partial")
+    )
     src = tmp_path / "src"
     first = import_in_subprocess(src)  # builds (or reuses) the extension for this interpreter
     assert first.returncode == 0, first.stderr

@@ -2,11 +2,10 @@
 
 from __future__ import annotations
 
+import foreign_hook
 import pytest
 
 from framejit import frameeval as fe
-
-import foreign_hook
 
 
 @pytest.fixture(scope="module")
@@ -55,7 +54,12 @@ def test_framejit_does_not_remove_an_evaluator_installed_over_it(foreign):
     finally:
         foreign.foreign_uninstall(1)  # hands framejit's (now idle) evaluator back
     assert f(3) == 3  # framejit's pass-through takes itself out on its first run
-    assert fe.hook_state() == {"installed": False, "current": "default", "chained": False, "active_threads": 0}
+    assert fe.hook_state() == {
+        "installed": False,
+        "current": "default",
+        "chained": False,
+        "active_threads": 0,
+    }
 
 
 def test_framejit_reinstalls_with_a_warning_when_removed_by_someone_else(foreign):

@@ -39,7 +39,7 @@ def test_locals_is_a_mapping_of_the_arguments_that_outlives_the_call():
     L = capture_locals(lambda: f(1, 2, 3, c=5, z=6))
     expected = {"a": 1, "b": 2, "args": (3,), "c": 5, "d": 4, "kw": {"z": 6}}
     assert isinstance(L, Mapping)
-    assert L == expected and dict(L) == expected
+    assert expected == L and dict(L) == expected
     assert L["a"] == 1 and L["kw"] == {"z": 6}
     assert "c" in L and "nope" not in L
     assert L.get("d") == 4 and L.get("nope", 7) == 7

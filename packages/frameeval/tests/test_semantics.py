@@ -187,3 +187,58 @@ def test_generator_replacement_is_rejected():
 
     with replace(f, g), pytest.raises(ValueError, match="generator"):
         f(1)
+
+
+def test_replacement_is_what_introspection_sees():
+    def f(x):
+        return x
+
+    def g(x):
+        frame = sys._getframe()
+        return (frame.f_code.co_name, frame.f_back.f_code.co_name)
+
+    def caller():
+        return f(1)
+
+    with replace(f, g):
+        assert caller() == ("g", "caller")
+
+
+def test_tracer_frames_are_not_intercepted():
+    seen = []
+
+    def cb(frame, cache):
+        seen.append(frame.f_code.co_name)
+        return None
+
+    def tracer(frame, event, arg):
+        return None
+
+    def traced(x):
+        return x
+
+    sys.settrace(tracer)
+    try:
+        with fe.callback(cb):
+            traced(1)
+    finally:
+        sys.settrace(None)
+    assert "traced" in seen
+    assert "tracer" not in seen
+
+
+def recurse(n):
+    return 0 if n == 0 else 1 + recurse(n - 1)
+
+
+def test_recursion_depth_while_installed_and_after_removal():
+    with fe.callback(lambda frame, cache: None):
+        if sys.version_info[:2] == (3, 12):
+            # Any PEP 523 hook caps 3.12 at 749 frames (C-recursion budget): a clean error.
+            with pytest.raises(RecursionError):
+                recurse(900)
+        else:
+            assert recurse(900) == 900
+        assert recurse(600) == 600
+    assert fe.hook_state()["current"] == "default"
+    assert recurse(900) == 900  # the hook is gone, and so is the cap

@@ -55,7 +55,9 @@ def perturbed_tensor(draw, t):
     if choice == "same":
         return t
     if choice == "equal":
-        return torch.empty_strided(t.size(), t.stride(), dtype=t.dtype).requires_grad_(t.requires_grad)
+        return torch.empty_strided(t.size(), t.stride(), dtype=t.dtype).requires_grad_(
+            t.requires_grad
+        )
     if choice == "dtype":
         return torch.zeros(t.size(), dtype=draw(st.sampled_from(DTYPES)))
     if choice == "shape":
@@ -78,13 +80,17 @@ def cases(draw):
         if dyn and draw(st.booleans()):
             s = sympy.Symbol("s", integer=True)
             guards.append(
-                Guard(None, GuardKind.SHAPE_EXPR, ShapeExpr(sympy.Ge(s, 2), {s: ShapeSource(LocalSource(name), 0)}))
+                Guard(
+                    None,
+                    GuardKind.SHAPE_EXPR,
+                    ShapeExpr(sympy.Ge(s, 2), {s: ShapeSource(LocalSource(name), 0)}),
+                )
             )
     for i in range(draw(st.integers(0, 3))):
         c = draw(constants)
         traced[f"c{i}"] = c
         guards.append(Guard(LocalSource(f"c{i}"), GuardKind.EQUALS_MATCH, c))
-    d = {k: 0 for k in draw(st.lists(st.sampled_from("abc"), unique=True, max_size=3))}
+    d = dict.fromkeys(draw(st.lists(st.sampled_from("abc"), unique=True, max_size=3)), 0)
     traced["d"] = d
     guards += [
         Guard(LocalSource("d"), GuardKind.DICT_KEYS, d),
@@ -104,7 +110,11 @@ def cases(draw):
         elif name.startswith("c"):
             call[name] = value if draw(st.booleans()) else draw(constants)
         else:
-            keys = list(value) if draw(st.booleans()) else draw(st.lists(st.sampled_from("abc"), unique=True, max_size=3))
+            keys = (
+                list(value)
+                if draw(st.booleans())
+                else draw(st.lists(st.sampled_from("abc"), unique=True, max_size=3))
+            )
             call[name] = {k: draw(st.sampled_from([0, 1, "0"])) for k in keys}
     if len(names) >= 2 and draw(st.booleans()):
         call[names[1]] = call[names[0]]

@@ -6,10 +6,10 @@ import contextlib
 
 import pytest
 import torch
+from guard_helpers import fails, passes
 
 from framejit.guards import GlobalStateSnapshot, compile_guards, global_state_guard
 from framejit.guards.global_state import make_check_global_state
-from guard_helpers import fails, passes
 
 
 @contextlib.contextmanager
@@ -33,7 +33,10 @@ def default_device(device):
 
 @contextlib.contextmanager
 def deterministic(on, warn_only=False):
-    old, old_warn = torch.are_deterministic_algorithms_enabled(), torch.is_deterministic_algorithms_warn_only_enabled()
+    old, old_warn = (
+        torch.are_deterministic_algorithms_enabled(),
+        torch.is_deterministic_algorithms_warn_only_enabled(),
+    )
     torch.use_deterministic_algorithms(on, warn_only=warn_only)
     try:
         yield
@@ -63,14 +66,38 @@ class NoopDispatchMode(torch.utils._python_dispatch.TorchDispatchMode):
 
 CHANGES = {
     "no_grad": (torch.no_grad, "grad_enabled: expected True, actual False"),
-    "default_dtype": (lambda: default_dtype(torch.float64), "default_dtype: expected torch.float32, actual torch.float64"),
-    "default_device": (lambda: default_device("meta"), "default_device: expected None, actual meta"),
-    "device_context": (lambda: torch.device("meta"), "function_mode_stack_len: expected 0, actual 1"),
-    "deterministic": (lambda: deterministic(True), "deterministic_algorithms: expected False, actual True"),
-    "deterministic_warn_only": (lambda: deterministic(True, warn_only=True), "deterministic_warn_only"),
-    "torch_function_subclasses_disabled": (torch._C.DisableTorchFunctionSubclass, "torch_function_enabled: expected True, actual False"),
-    "torch_function_all_disabled": (torch._C.DisableTorchFunction, "torch_function_state: expected 0, actual 2"),
-    "autocast_cpu": (lambda: torch.autocast("cpu"), "autocast: expected off, actual enabled on cpu:torch.bfloat16"),
+    "default_dtype": (
+        lambda: default_dtype(torch.float64),
+        "default_dtype: expected torch.float32, actual torch.float64",
+    ),
+    "default_device": (
+        lambda: default_device("meta"),
+        "default_device: expected None, actual meta",
+    ),
+    "device_context": (
+        lambda: torch.device("meta"),
+        "function_mode_stack_len: expected 0, actual 1",
+    ),
+    "deterministic": (
+        lambda: deterministic(True),
+        "deterministic_algorithms: expected False, actual True",
+    ),
+    "deterministic_warn_only": (
+        lambda: deterministic(True, warn_only=True),
+        "deterministic_warn_only",
+    ),
+    "torch_function_subclasses_disabled": (
+        torch._C.DisableTorchFunctionSubclass,
+        "torch_function_enabled: expected True, actual False",
+    ),
+    "torch_function_all_disabled": (
+        torch._C.DisableTorchFunction,
+        "torch_function_state: expected 0, actual 2",
+    ),
+    "autocast_cpu": (
+        lambda: torch.autocast("cpu"),
+        "autocast: expected off, actual enabled on cpu:torch.bfloat16",
+    ),
     "autocast_cpu_fp16": (lambda: torch.autocast("cpu", dtype=torch.float16), "autocast"),
     "num_threads": (lambda: num_threads(max(1, torch.get_num_threads() + 1)), "num_threads"),
     "function_mode": (NoopFunctionMode, "function_mode_stack_len: expected 0, actual 1"),

@@ -7,6 +7,7 @@ import math
 
 import pytest
 import torch
+from guard_helpers import fails, passes
 
 from framejit.guards import (
     AttrSource,
@@ -17,7 +18,6 @@ from framejit.guards import (
     LocalSource,
     TupleIteratorSource,
 )
-from guard_helpers import fails, passes
 
 X = LocalSource("x")
 
@@ -77,7 +77,11 @@ def test_id_match():
         (-0.0, [-0.0], [0.0]),
         ("abc", ["abc"], ["abd", b"abc", None]),
         (b"xy", [b"xy"], ["xy"]),
-        ((1, "a", None), [(1, "a", None)], [(1, "a"), [1, "a", None], (True, "a", None), (1.0, "a", None)]),
+        (
+            (1, "a", None),
+            [(1, "a", None)],
+            [(1, "a"), [1, "a", None], (True, "a", None), (1.0, "a", None)],
+        ),
         ((), [()], [(None,), []]),
         ((float("nan"), (2, 3)), [(math.nan, (2, 3))], [(math.nan, (2, 4)), (math.nan, [2, 3])]),
     ],
@@ -107,7 +111,10 @@ def test_equals_failure_reason():
 
 def test_length_check():
     passes(g(GuardKind.LENGTH_CHECK, [1, 2, 3]), {"x": (4, 5, 6)})
-    assert fails(g(GuardKind.LENGTH_CHECK, [1, 2, 3]), {"x": [1, 2]}) == "len(L['x']) == 3  (actual: 2)"
+    assert (
+        fails(g(GuardKind.LENGTH_CHECK, [1, 2, 3]), {"x": [1, 2]})
+        == "len(L['x']) == 3  (actual: 2)"
+    )
     fails(g(GuardKind.LENGTH_CHECK, [1]), {"x": 5})  # len() raises: a miss, not an error
 
 

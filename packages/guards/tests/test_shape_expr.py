@@ -5,10 +5,10 @@ from __future__ import annotations
 import pytest
 import sympy
 import torch
+from guard_helpers import fails, passes
 from torch.utils._sympy.functions import FloorDiv, Mod
 
 from framejit.guards import Guard, GuardKind, LocalSource, ShapeExpr, ShapeSource, StrideSource
-from guard_helpers import fails, passes
 
 s0, s1 = sympy.symbols("s0 s1", integer=True, positive=True)
 X, Y = LocalSource("x"), LocalSource("y")
@@ -48,14 +48,20 @@ def test_relations(expr, text, ok, bad):
 
 def test_stride_symbols():
     st = sympy.Symbol("st", integer=True)
-    g = [Guard(None, GuardKind.SHAPE_EXPR, ShapeExpr(sympy.Eq(st, s0), {st: StrideSource(Y, 0), s0: ShapeSource(Y, 1)}))]
+    g = [
+        Guard(
+            None,
+            GuardKind.SHAPE_EXPR,
+            ShapeExpr(sympy.Eq(st, s0), {st: StrideSource(Y, 0), s0: ShapeSource(Y, 1)}),
+        )
+    ]
     passes(g, {"y": torch.randn(4, 6)})
     fails(g, {"y": torch.randn(6, 4).t()})
 
 
 def test_unsupported_nodes_and_missing_sources_are_refused():
     with pytest.raises(TypeError, match="unsupported node"):
-        ShapeExpr(sympy.Eq(sympy.Function('f')(s0), s1), SOURCES)
+        ShapeExpr(sympy.Eq(sympy.Function("f")(s0), s1), SOURCES)
     with pytest.raises(TypeError, match="unsupported node"):
         ShapeExpr(sympy.Eq(s0 / 3, s1), SOURCES)
     with pytest.raises(ValueError, match="without a source"):

@@ -76,7 +76,10 @@ CASES = [
     (AttrSource(LocalSource("box"), "not an identifier"), "getattr(L['box'], 'not an identifier')"),
     (AttrSource(LocalSource("box"), "class"), "getattr(L['box'], 'class')"),
     (ParamSource(NNModuleSource(LocalSource("mod")), "weight"), "L['mod']._parameters['weight']"),
-    (BufferSource(NNModuleSource(LocalSource("mod")), "running_mean"), "L['mod']._buffers['running_mean']"),
+    (
+        BufferSource(NNModuleSource(LocalSource("mod")), "running_mean"),
+        "L['mod']._buffers['running_mean']",
+    ),
     (ClosureCellSource(LocalSource("fn"), 0), "L['fn'].__closure__[0].cell_contents"),
     (CellContentsSource(LocalSource("cell")), "L['cell'].cell_contents"),
     (TupleIteratorSource(LocalSource("it"), 1), "___tuple_iterator_getitem(L['it'], 1)"),

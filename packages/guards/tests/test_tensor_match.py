@@ -4,10 +4,9 @@ from __future__ import annotations
 
 import pytest
 import torch
+from guard_helpers import fails, passes
 
 from framejit.guards import Guard, GuardKind, LocalSource, TensorSpec
-
-from guard_helpers import fails, passes
 
 A = LocalSource("a")
 
@@ -27,18 +26,58 @@ def test_same_tensor_and_equal_tensor_pass(tensor_backend):
 
 
 CHANGES = {
-    "dtype": (lambda: torch.randn(3, 4), lambda: torch.randn(3, 4, dtype=torch.float64), "dtype mismatch. expected torch.float32, actual torch.float64"),
-    "size": (lambda: torch.randn(3, 4), lambda: torch.randn(3, 5), "size mismatch at index 1. expected 4, actual 5"),
-    "ndim": (lambda: torch.randn(3, 4), lambda: torch.randn(3, 4, 1), "rank mismatch. expected 2, actual 3"),
-    "stride": (lambda: torch.randn(4, 4), lambda: torch.randn(4, 4).t(), "stride mismatch at index 0. expected 4, actual 1"),
-    "requires_grad": (lambda: torch.randn(3), lambda: torch.randn(3, requires_grad=True), "requires_grad mismatch"),
-    "subclass": (lambda: torch.randn(3), lambda: torch.randn(3).as_subclass(MyTensor), "Python class mismatch. expected Tensor, actual MyTensor"),
-    "subclass_to_base": (lambda: torch.randn(3).as_subclass(MyTensor), lambda: torch.randn(3), "Python class mismatch"),
-    "device": (lambda: torch.randn(3), lambda: torch.empty(3, device="meta"), "dispatch key set mismatch"),
+    "dtype": (
+        lambda: torch.randn(3, 4),
+        lambda: torch.randn(3, 4, dtype=torch.float64),
+        "dtype mismatch. expected torch.float32, actual torch.float64",
+    ),
+    "size": (
+        lambda: torch.randn(3, 4),
+        lambda: torch.randn(3, 5),
+        "size mismatch at index 1. expected 4, actual 5",
+    ),
+    "ndim": (
+        lambda: torch.randn(3, 4),
+        lambda: torch.randn(3, 4, 1),
+        "rank mismatch. expected 2, actual 3",
+    ),
+    "stride": (
+        lambda: torch.randn(4, 4),
+        lambda: torch.randn(4, 4).t(),
+        "stride mismatch at index 0. expected 4, actual 1",
+    ),
+    "requires_grad": (
+        lambda: torch.randn(3),
+        lambda: torch.randn(3, requires_grad=True),
+        "requires_grad mismatch",
+    ),
+    "subclass": (
+        lambda: torch.randn(3),
+        lambda: torch.randn(3).as_subclass(MyTensor),
+        "Python class mismatch. expected Tensor, actual MyTensor",
+    ),
+    "subclass_to_base": (
+        lambda: torch.randn(3).as_subclass(MyTensor),
+        lambda: torch.randn(3),
+        "Python class mismatch",
+    ),
+    "device": (
+        lambda: torch.randn(3),
+        lambda: torch.empty(3, device="meta"),
+        "dispatch key set mismatch",
+    ),
     "inference": (lambda: torch.randn(3), lambda: _inference_tensor(), "dispatch key set mismatch"),
-    "conj_bit": (lambda: torch.randn(3, dtype=torch.cfloat), lambda: torch.randn(3, dtype=torch.cfloat).conj(), "dispatch key set mismatch"),
+    "conj_bit": (
+        lambda: torch.randn(3, dtype=torch.cfloat),
+        lambda: torch.randn(3, dtype=torch.cfloat).conj(),
+        "dispatch key set mismatch",
+    ),
     "not_a_tensor": (lambda: torch.randn(3), lambda: [1.0, 2.0, 3.0], "Python class mismatch"),
-    "sparse": (lambda: torch.randn(2, 2), lambda: torch.randn(2, 2).to_sparse(), "dispatch key set mismatch"),
+    "sparse": (
+        lambda: torch.randn(2, 2),
+        lambda: torch.randn(2, 2).to_sparse(),
+        "dispatch key set mismatch",
+    ),
 }
 
 
@@ -65,7 +104,9 @@ def test_failure_reason_reads_like_dynamo(tensor_backend):
 
 def test_device_difference_is_reported_when_keys_agree():
     spec = TensorSpec.capture(torch.randn(3))
-    other = TensorSpec(spec.pytype, spec.dispatch_keys, spec.dtype, torch.device("cpu", 0), False, (3,), (1,))
+    other = TensorSpec(
+        spec.pytype, spec.dispatch_keys, spec.dtype, torch.device("cpu", 0), False, (3,), (1,)
+    )
     assert "device mismatch" in other.mismatch(torch.randn(3), "L['a']")
 
 
@@ -73,7 +114,9 @@ def test_thread_local_exclude_is_applied(tensor_backend):
     traced = torch.randn(3)
     outside = guard(traced)
     passes(outside, {"a": traced})
-    with torch._C._ExcludeDispatchKeyGuard(torch._C.DispatchKeySet(torch._C.DispatchKey.ADInplaceOrView)):
+    with torch._C._ExcludeDispatchKeyGuard(
+        torch._C.DispatchKeySet(torch._C.DispatchKey.ADInplaceOrView)
+    ):
         reason = fails(outside, {"a": traced})
         assert "dispatch key set mismatch" in reason
         # traced under the same thread-local state: passes there, fails outside
@@ -121,7 +164,7 @@ def test_bad_dynamic_dim():
 
 
 def test_not_a_tensor_is_refused():
-    with pytest.raises(TypeError, match="TENSOR_MATCH needs a torch.Tensor"):
+    with pytest.raises(TypeError, match=r"TENSOR_MATCH needs a torch\.Tensor"):
         Guard(A, GuardKind.TENSOR_MATCH, [1, 2])
 
 

@@ -7,11 +7,11 @@ import os
 
 os.environ.setdefault("FRAMEJIT_INDUCTOR_STRICT", "1")
 
-import pytest  # noqa: E402
-import torch  # noqa: E402
-import torch.fx  # noqa: E402
+import pytest
+import torch
+import torch.fx
 
-from framejit.inductor_lite import compile_fx  # noqa: E402
+from framejit.inductor_lite import compile_fx
 
 
 def compile_and_check(fn, args, *, lowered=True, atol=None, rtol=None, gm=None):

@@ -35,7 +35,9 @@ SCRIPT = textwrap.dedent(
 
 def _run(cache: Path) -> str:
     env = dict(os.environ, FRAMEJIT_CACHE_DIR=str(cache), PYTHONPATH=os.pathsep.join(sys.path))
-    result = subprocess.run([sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=240)
+    result = subprocess.run(
+        [sys.executable, "-c", SCRIPT], env=env, capture_output=True, text=True, timeout=240
+    )
     assert result.returncode == 0, result.stderr
     return result.stdout.strip().splitlines()[-1]
 

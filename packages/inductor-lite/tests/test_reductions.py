@@ -122,4 +122,9 @@ def test_softmax_and_layer_norm_fuse_into_one_kernel(check):
 
 def test_large_parallel_reductions(check):
     x = torch.randn(300, 700)
-    check(lambda x: [x.sum(), x.amax(), x.mean(0), x.sum(1), torch.any(x > 4)], [x], atol=1e-3, rtol=1e-4)
+    check(
+        lambda x: [x.sum(), x.amax(), x.mean(0), x.sum(1), torch.any(x > 4)],
+        [x],
+        atol=1e-3,
+        rtol=1e-4,
+    )

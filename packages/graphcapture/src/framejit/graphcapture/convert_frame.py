@@ -21,7 +21,7 @@ import torch
 
 from framejit.guards import compile_guards
 
-from . import events, pyversion
+from . import events, pyversion, resume
 from .backends import backend_name
 from .bytecode_cache import original_bytecode
 from .codegen import PyCodegen
@@ -33,7 +33,8 @@ from .output_graph import OutputGraph
 from .records import CompileRecord, GraphBreakRecord, GraphRecord
 from .resume import ResumeFunction, make_resume_function
 from .symbolic_convert import InstructionTranslator, LazyVariable
-from .variables import NullVariable, TensorVariable
+from .variables import IteratorVariable, NullVariable, TensorVariable
+from .variables.builder import dynamic_dims_of
 
 log = logger("dynamo")
 _names = itertools.count()  # shared by __compiled_fn_<n> and __resume_at_<offset>_<n>
@@ -289,17 +290,31 @@ def _reconstruct_local(cg: PyCodegen, name: str, vt) -> None:
         vt.reconstruct(cg)
 
 
-def _call_resume(cg, tx, offset, deep, produced_nulls, live, resumes, extra_values=()):
-    """[NULL, resume_fn] deep-stack values, (values already pushed), live locals -> call & return."""
-    nulls = tuple(isinstance(v, NullVariable) for v in deep) + produced_nulls
+def _stack_kind(vt) -> str:
+    if isinstance(vt, NullVariable):
+        return resume.NULL
+    if isinstance(vt, IteratorVariable):
+        return resume.ITERATOR
+    return resume.VALUE
+
+
+def _reconstruct_stack_arg(cg: PyCodegen, vt) -> None:
+    if isinstance(vt, IteratorVariable):
+        vt.reconstruct_remaining(cg)
+    elif not isinstance(vt, NullVariable):
+        vt.reconstruct(cg)
+
+
+def _call_resume(cg, tx, offset, deep, produced: int, live, resumes):
+    """The resume function for `offset`, given the saved stack and the live locals."""
+    kinds = tuple(_stack_kind(v) for v in deep) + (resume.VALUE,) * produced
     names = tuple(name for name, _ in live)
     if getattr(cg, "resume_placeholder", True):
-        fn = None
-    else:
-        fn = make_resume_function(tx.code, offset, nulls, names, cg.new_name)
-        resumes[offset] = fn
-        cg.record.resume_functions[fn.name] = fn.code
-    return fn, nulls, names
+        return None
+    fn = make_resume_function(tx.code, offset, kinds, names, cg.new_name)
+    resumes[offset] = fn
+    cg.record.resume_functions[fn.name] = fn.code
+    return fn
 
 
 def _load_resume(cg: PyCodegen, tx, fn: ResumeFunction | None) -> None:
@@ -328,11 +343,10 @@ def _emit_break(cg, tx, inst, deep, top, produced, live_by_target, resumes) -> N
     fn = None
     if not terminal:
         live = live_by_target[inst.next_offset]
-        fn, _, _ = _call_resume(cg, tx, inst.next_offset, deep, (False,) * produced, live, resumes)
+        fn = _call_resume(cg, tx, inst.next_offset, deep, produced, live, resumes)
         _load_resume(cg, tx, fn)
         for vt in deep:
-            if not isinstance(vt, NullVariable):
-                vt.reconstruct(cg)
+            _reconstruct_stack_arg(cg, vt)
     for vt in top:
         vt.reconstruct(cg)
     # the original instruction (and its PRECALL/KW_NAMES companions on 3.11)
@@ -368,11 +382,10 @@ def _emit_conditional_break(cg, tx, inst, deep, top, live_by_target, resumes) ->
         if offset != inst.next_offset:
             cg.insts.append(label)
         live = live_by_target[offset]
-        fn, _, _ = _call_resume(cg, tx, offset, deep, (), live, resumes)
+        fn = _call_resume(cg, tx, offset, deep, 0, live, resumes)
         _load_resume(cg, tx, fn)
         for vt in deep:
-            if not isinstance(vt, NullVariable):
-                vt.reconstruct(cg)
+            _reconstruct_stack_arg(cg, vt)
         for name, vt in live:
             _reconstruct_local(cg, name, vt)
         nargs = sum(1 for v in deep if not isinstance(v, NullVariable)) + len(live)
@@ -396,6 +409,10 @@ def _compile_graph(output: OutputGraph, needed: list[TensorVariable], backend):
     gm.recompile()
     name = f"__compiled_fn_{next(_names)}"
     example_inputs = [gi.value for gi in inputs]
+    # inputs with fj.mark_dynamic dims: a backend must not specialize on those sizes
+    gm.meta["framejit_dynamic_dims"] = {
+        i: sorted(dims) for i, gi in enumerate(inputs) if (dims := dynamic_dims_of(gi.value))
+    }
     if logger("graph").isEnabledFor(logging.DEBUG):
         logger("graph").debug("%s", format_graph_tabular(name, gm))
     if logger("graph_code").isEnabledFor(logging.DEBUG):

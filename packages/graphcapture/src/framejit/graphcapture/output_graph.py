@@ -132,7 +132,8 @@ class OutputGraph:
         fake_kwargs = {k: v.as_example() for k, v in kwargs.items()}
         example = self.run_fake(kind, target, fake_args, fake_kwargs)
         node = self.create_node(kind, target, proxy_args, proxy_kwargs, example)
-        return wrap_op_result(self, node, example)
+        dynamic = any(_is_dynamic(a) for a in args) or any(_is_dynamic(v) for v in kwargs.values())
+        return wrap_op_result(self, node, example, dynamic)
 
     def getitem_node(self, node, index: int, example):
         return self.create_node("call_function", operator.getitem, (node, index), {}, example)
@@ -153,6 +154,15 @@ class OutputGraph:
         graph.eliminate_dead_code(is_impure_node=_is_impure)
         gm = torch.fx.GraphModule(root, graph, class_name="GraphModule")
         return gm
+
+
+def _is_dynamic(vt) -> bool:
+    if getattr(vt, "dynamic", False):
+        return True
+    items = getattr(vt, "items", None)
+    if isinstance(items, list):
+        return any(_is_dynamic(i) for i in items)
+    return False
 
 
 def _is_impure(node: torch.fx.Node) -> bool:

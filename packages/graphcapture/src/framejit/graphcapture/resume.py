@@ -14,6 +14,7 @@ from dataclasses import dataclass
 from bytecode import Instr, Label
 
 from .bytecode_cache import original_bytecode
+from .pyversion import emit_call
 
 
 @dataclass
@@ -35,14 +36,20 @@ def stack_arg_name(i: int) -> str:
     return f"___stack{i}"
 
 
+# How each saved stack slot comes back in the resume function's prologue.
+NULL = "null"  # recreated with PUSH_NULL (3.11+ call protocol)
+VALUE = "value"  # passed as an argument
+ITERATOR = "iter"  # a for-loop iterator, passed as a tuple of what it has left
+
+
 def make_resume_function(
     code: types.CodeType,
     offset: int,
-    stack_nulls: tuple[bool, ...],
+    stack_kinds: tuple[str, ...],
     live_locals: tuple[str, ...],
     new_name,
 ) -> ResumeFunction:
-    key = (code, offset, stack_nulls, live_locals)
+    key = (code, offset, stack_kinds, live_locals)
     found = _cache.get(key)
     if found is not None:
         return found
@@ -52,12 +59,16 @@ def make_resume_function(
     items = original.items
     prologue: list = []
     arg_names: list[str] = []
-    for is_null in stack_nulls:
-        if is_null:
+    for kind in stack_kinds:
+        if kind == NULL:
             prologue.append(Instr("PUSH_NULL"))
+            continue
+        name = stack_arg_name(len(arg_names))
+        arg_names.append(name)
+        if kind == ITERATOR:
+            prologue.extend([Instr("PUSH_NULL"), Instr("LOAD_CONST", iter), Instr("LOAD_FAST", name)])
+            prologue.extend(emit_call(1))
         else:
-            name = stack_arg_name(len(arg_names))
-            arg_names.append(name)
             prologue.append(Instr("LOAD_FAST", name))
     stack_args = len(arg_names)
     arg_names.extend(live_locals)

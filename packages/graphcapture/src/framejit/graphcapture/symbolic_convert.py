@@ -34,6 +34,7 @@ from .variables import (
     VariableTracker,
     wrap,
 )
+from .variables.base import is_constant_value
 from .variables.builtins import BuiltinVariable, binary_op, getitem, unary_op
 from .variables.containers import BaseListVariable
 from .variables.objects import (
@@ -188,20 +189,22 @@ class InstructionTranslatorBase:
     # ------------------------------------------------------------------ loads/stores
     def LOAD_CONST(self, inst):
         value = inst.argval
-        if isinstance(value, types.CodeType):
+        if isinstance(value, types.CodeType) or is_constant_value(value):
             self.push(ConstantVariable(value))
-        else:
-            self.push(ConstantVariable(value))
+        else:  # generated code embeds objects (iter, classes) as constants
+            self.push(wrap(self, value, None))
 
     def LOAD_FAST(self, inst):
-        name = inst.argval
+        self.push(self.read_local(inst.argval))
+
+    def read_local(self, name: str) -> VariableTracker:
         vt = self.symbolic_locals.get(name)
         if vt is None:
             raise Unsupported(f"UnboundLocalError: local {name!r} read before assignment")
         if isinstance(vt, LazyVariable):
             vt = wrap(self, vt.value, vt.source)
             self.symbolic_locals[name] = vt
-        self.push(vt)
+        return vt
 
     def STORE_FAST(self, inst):
         self.symbolic_locals[inst.argval] = self.pop()
@@ -595,7 +598,7 @@ class InstructionTranslatorBase:
             if cell is None or not self.code.co_argcount:
                 raise Unsupported("zero-argument super() outside a method")
             cls = cell.load(self).as_python_constant()
-            obj = self.symbolic_locals[self.code.co_varnames[0]]
+            obj = self.read_local(self.code.co_varnames[0])
         return SuperVariable(cls, obj)
 
 
@@ -636,7 +639,9 @@ class InstructionTranslator(InstructionTranslatorBase):
         for name, value in f_locals.items():
             symbolic_locals[name] = LazyVariable(value, LocalSource(name))
         super().__init__(code, f_globals, f_builtins, symbolic_locals, {}, output)
-        self.break_at = break_at  # (offset, visit count, reason)
+        self.break_at = break_at  # (offset, visit count)
+        self.closure = closure
+        self.f_locals = f_locals
         self.visits: dict[int, int] = {}
         self.instruction_count = 0
         self.break_inst: Inst | None = None
@@ -648,6 +653,18 @@ class InstructionTranslator(InstructionTranslatorBase):
             from .exc import SkipFrame
 
             raise SkipFrame("too many instructions traced (huge unrolled loop?)")
+
+    def _class_cell(self) -> CellVariable:
+        """`__class__` (zero-argument super()): fixed by the type of `self`, which is guarded."""
+        index = self.code.co_freevars.index("__class__")
+        if not self.closure or not self.code.co_argcount:
+            raise Unsupported("__class__ without a closure")
+        first = self.code.co_varnames[0]
+        from framejit.guards import GuardKind
+
+        self.output.add_guard(LocalSource(first), GuardKind.TYPE_MATCH, self.f_locals[first], origin=self.origin())
+        cls = self.closure[index].cell_contents
+        return CellVariable(wrap(self, cls, None))
 
     def module_alias_source(self, module_globals: dict, name: str):
         """Globals of another module, reached as G['__framejit_import_<module>'].<name>."""
@@ -682,7 +699,14 @@ class InstructionTranslator(InstructionTranslatorBase):
         self.return_value = self.pop()
         self.done = True
 
+    def make_super(self, args) -> VariableTracker:
+        if not args and "__class__" in self.code.co_freevars and "__class__" not in self.cells:
+            self.cells["__class__"] = self._class_cell()
+        return super().make_super(args)
+
     def LOAD_DEREF(self, inst):
+        if inst.argval == "__class__" and "__class__" not in self.cells:
+            self.cells["__class__"] = self._class_cell()
         if inst.argval in self.code.co_freevars and inst.argval not in self.cells:
             raise Unsupported(
                 f"free variable {inst.argval!r} of the compiled frame (closures are not guarded yet)"

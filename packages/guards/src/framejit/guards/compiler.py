@@ -124,22 +124,37 @@ def _build_parts(ordered: list[Guard], gen: _CodeGen) -> list[_Part]:
             parts.append(_Part(code, [code + _origin_suffix(g)], [g]))
     if gen.tensors:
         names = [g.source.name() for g in gen.tensors]
-        check = gen.bind("___check_tensors", _make_tensor_checker([g.expected for g in gen.tensors]))
+        check = gen.bind(
+            "___check_tensors", _make_tensor_checker([g.expected for g in gen.tensors])
+        )
         gen.closure["tensor_check_names"] = names
         code = f"{check}({', '.join(names)}, tensor_check_names=tensor_check_names)"
-        verbose = [g.expected.render(n) + _origin_suffix(g) for g, n in zip(gen.tensors, names, strict=True)]
+        verbose = [
+            g.expected.render(n) + _origin_suffix(g)
+            for g, n in zip(gen.tensors, names, strict=True)
+        ]
         assert tensor_slot is not None
         parts.insert(tensor_slot, _Part(code, verbose, list(gen.tensors)))
     return parts
 
 
 def _generate_source(parts: list[_Part], closure_names: list[str]) -> str:
-    lines = [f"def ___make_guard_fn({', '.join(closure_names)}):", "    def guard(L):", "        try:"]
+    lines = [
+        f"def ___make_guard_fn({', '.join(closure_names)}):",
+        "    def guard(L):",
+        "        try:",
+    ]
     for p in parts:
         lines += [f"            if not ({p.code}):", "                return False"]
     if not parts:
         lines.append("            pass")
-    lines += ["        except Exception:", "            return False", "        return True", "    return guard", ""]
+    lines += [
+        "        except Exception:",
+        "            return False",
+        "        return True",
+        "    return guard",
+        "",
+    ]
     return "\n".join(lines)
 
 
@@ -149,7 +164,9 @@ def compile_guards(guards: Iterable[Guard], global_scope: dict[str, Any]) -> Any
     ``global_scope`` is the frame's globals dict (``G`` in the code parts), bound now.
     """
     if not isinstance(global_scope, dict):
-        raise TypeError(f"global_scope must be the frame's globals dict, got {type(global_scope).__name__}")
+        raise TypeError(
+            f"global_scope must be the frame's globals dict, got {type(global_scope).__name__}"
+        )
     unique = _dedup(guards)
     ordered = _order(unique)
     gen = _CodeGen(global_scope)
@@ -158,13 +175,17 @@ def compile_guards(guards: Iterable[Guard], global_scope: dict[str, Any]) -> Any
     source = _generate_source(parts, closure_names)
     filename = f"<framejit guards {next(_counter)}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
-    fn_globals = {"__builtins__": builtins, "__name__": "framejit.guards.generated", "device": torch.device}
+    fn_globals = {
+        "__builtins__": builtins,
+        "__name__": "framejit.guards.generated",
+        "device": torch.device,
+    }
     exec(compile(source, filename, "exec"), fn_globals)
     check_fn = fn_globals["___make_guard_fn"](*(gen.closure[n] for n in closure_names))
 
     failure_order = [g for p in parts for g in p.guards]
 
-    def failure_reason(L: dict[str, Any]) -> str | None:  # noqa: N803
+    def failure_reason(L: dict[str, Any]) -> str | None:
         """The first failing guard, with detail; None when the check passes."""
         if check_fn(L):
             return None
@@ -172,7 +193,9 @@ def compile_guards(guards: Iterable[Guard], global_scope: dict[str, Any]) -> Any
             reason = guard_failure(g, L, global_scope)
             if reason is not None:
                 return reason + _origin_suffix(g)
-        return "the guard check failed but every guard holds on its own (framejit bug: please report)"
+        return (
+            "the guard check failed but every guard holds on its own (framejit bug: please report)"
+        )
 
     check_fn.code_parts = [p.code for p in parts]
     check_fn.verbose_code_parts = [line for p in parts for line in p.verbose]
@@ -180,7 +203,9 @@ def compile_guards(guards: Iterable[Guard], global_scope: dict[str, Any]) -> Any
     check_fn.guards = unique
     check_fn.closure_vars = {
         name: cell.cell_contents
-        for name, cell in zip(check_fn.__code__.co_freevars, check_fn.__closure__ or (), strict=True)
+        for name, cell in zip(
+            check_fn.__code__.co_freevars, check_fn.__closure__ or (), strict=True
+        )
     }
     check_fn.source = source
     check_fn.global_scope = global_scope

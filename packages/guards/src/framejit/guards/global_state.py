@@ -29,7 +29,18 @@ import torch.utils._device as utils_device
 
 from .source import GlobalStateSource
 
-AUTOCAST_DEVICES = ("cpu", "cuda", "xpu", "mps", "hpu", "xla", "ipu", "mtia", "maia", "privateuseone")
+AUTOCAST_DEVICES = (
+    "cpu",
+    "cuda",
+    "xpu",
+    "mps",
+    "hpu",
+    "xla",
+    "ipu",
+    "mtia",
+    "maia",
+    "privateuseone",
+)
 
 is_grad_enabled = torch.is_grad_enabled
 are_deterministic_algorithms_enabled = torch._C._get_deterministic_algorithms

@@ -84,7 +84,7 @@ class Handler:
     def emit(self, guard: Guard, ctx: Any) -> list[str]:
         raise NotImplementedError
 
-    def mirror(self, guard: Guard, L: dict, G: dict) -> str | None:  # noqa: N803
+    def mirror(self, guard: Guard, L: dict, G: dict) -> str | None:
         raise NotImplementedError
 
     @staticmethod
@@ -105,7 +105,7 @@ class TensorMatch(Handler):
         ctx.add_tensor(guard)
         return []
 
-    def mirror(self, guard, L, G):  # noqa: N803
+    def mirror(self, guard, L, G):
         return guard.expected.mismatch(guard.source.get(L, G), guard.source.name())
 
 
@@ -127,7 +127,7 @@ class TypeMatch(Handler):
             type_name = ctx.bind(f"___type_{t.__qualname__}", t)
         return [f"type({guard.source.name()}) is {type_name}"]
 
-    def mirror(self, guard, L, G):  # noqa: N803
+    def mirror(self, guard, L, G):
         actual = type(guard.source.get(L, G))
         if actual is guard.expected:
             return None
@@ -144,7 +144,7 @@ class IdMatch(Handler):
     def emit(self, guard, ctx):
         return [f"id({guard.source.name()}) == {guard.expected}"]
 
-    def mirror(self, guard, L, G):  # noqa: N803
+    def mirror(self, guard, L, G):
         actual = guard.source.get(L, G)
         if id(actual) == guard.expected:
             return None
@@ -176,14 +176,16 @@ class EqualsMatch(Handler):
                 return [f"type({x}) is float and {x} != {x}"]
             if v == 0.0:
                 sign = ctx.bind("___copysign", math.copysign)
-                return [f"type({x}) is float and {x} == 0.0 and {sign}(1.0, {x}) == {math.copysign(1.0, v)!r}"]
+                return [
+                    f"type({x}) is float and {x} == 0.0 and {sign}(1.0, {x}) == {math.copysign(1.0, v)!r}"
+                ]
             return [f"type({x}) is float and {x} == {render_literal(v)}"]
         if t is tuple:
             helper = ctx.bind("___constant_equal", strict_equal)
             return [f"{helper}({x}, {render_literal(v)})"]
         return [f"type({x}) is {t.__name__} and {x} == {render_literal(v)}"]
 
-    def mirror(self, guard, L, G):  # noqa: N803
+    def mirror(self, guard, L, G):
         actual = guard.source.get(L, G)
         if strict_equal(actual, guard.expected):
             return None
@@ -200,7 +202,7 @@ class LengthCheck(Handler):
     def emit(self, guard, ctx):
         return [f"len({guard.source.name()}) == {guard.expected}"]
 
-    def mirror(self, guard, L, G):  # noqa: N803
+    def mirror(self, guard, L, G):
         actual = len(guard.source.get(L, G))
         if actual == guard.expected:
             return None
@@ -226,7 +228,7 @@ class DictKeys(Handler):
         keys = ", ".join(render_literal(k) for k in guard.expected)
         return [f"list(dict.keys({guard.source.name()})) == [{keys}]"]
 
-    def mirror(self, guard, L, G):  # noqa: N803
+    def mirror(self, guard, L, G):
         actual = tuple(dict.keys(guard.source.get(L, G)))
         if actual == guard.expected:
             return None
@@ -242,8 +244,12 @@ class NotNone(Handler):
     def emit(self, guard, ctx):
         return [f"{guard.source.name()} is not None"]
 
-    def mirror(self, guard, L, G):  # noqa: N803
-        return None if guard.source.get(L, G) is not None else f"{guard.source.name()} is not None  (actual: None)"
+    def mirror(self, guard, L, G):
+        return (
+            None
+            if guard.source.get(L, G) is not None
+            else f"{guard.source.name()} is not None  (actual: None)"
+        )
 
 
 class IsNone(Handler):
@@ -255,9 +261,13 @@ class IsNone(Handler):
     def emit(self, guard, ctx):
         return [f"{guard.source.name()} is None"]
 
-    def mirror(self, guard, L, G):  # noqa: N803
+    def mirror(self, guard, L, G):
         actual = guard.source.get(L, G)
-        return None if actual is None else self.describe_failure(f"{guard.source.name()} is None", actual)
+        return (
+            None
+            if actual is None
+            else self.describe_failure(f"{guard.source.name()} is None", actual)
+        )
 
 
 class HasAttr(Handler):
@@ -276,13 +286,9 @@ class HasAttr(Handler):
         return code if guard.expected else f"{code} == False"
 
     def emit(self, guard, ctx):
-        # The native hasattr is bound under the builtin's name, so the part reads as
-        # TorchDynamo's while a miss costs no AttributeError (the common case: "not
-        # marked dynamic").  Same result as builtins.hasattr.
-        ctx.bind("hasattr", native.helper("hasattr", builtins.hasattr))
         return [self._code(guard)]
 
-    def mirror(self, guard, L, G):  # noqa: N803
+    def mirror(self, guard, L, G):
         src = guard.source
         if hasattr(src.base.get(L, G), src.member) == guard.expected:
             return None
@@ -296,7 +302,9 @@ class GlobalState(Handler):
         if not isinstance(guard.source, GlobalStateSource):
             raise TypeError("GLOBAL_STATE needs source=GlobalStateSource()")
         if not isinstance(guard.value, GlobalStateSnapshot):
-            raise TypeError("GLOBAL_STATE value must be a GlobalStateSnapshot (see global_state_guard())")
+            raise TypeError(
+                "GLOBAL_STATE value must be a GlobalStateSnapshot (see global_state_guard())"
+            )
         return guard.value
 
     def emit(self, guard, ctx):
@@ -305,7 +313,9 @@ class GlobalState(Handler):
         s = guard.expected
         check = ctx.bind("___check_global_state", make_check_global_state(s), unique=True)
         grad = ctx.bind("___is_grad_enabled", is_grad_enabled)
-        det = ctx.bind("___are_deterministic_algorithms_enabled", are_deterministic_algorithms_enabled)
+        det = ctx.bind(
+            "___are_deterministic_algorithms_enabled", are_deterministic_algorithms_enabled
+        )
         tf = ctx.bind("___is_torch_function_enabled", is_torch_function_enabled)
         dev = ctx.bind("utils_device", _utils_device())
 
@@ -320,7 +330,7 @@ class GlobalState(Handler):
             f"{dev}.CURRENT_DEVICE == {s.default_device!r}",
         ]
 
-    def mirror(self, guard, L, G):  # noqa: N803
+    def mirror(self, guard, L, G):
         diffs = guard.expected.differences(GlobalStateSnapshot.capture())
         return None if not diffs else "global state changed: " + "; ".join(diffs)
 
@@ -344,7 +354,7 @@ class ShapeExprHandler(Handler):
             ctx.bind_helper(helper)
         return [guard.expected.render()]
 
-    def mirror(self, guard, L, G):  # noqa: N803
+    def mirror(self, guard, L, G):
         if guard.expected.evaluate(L, G):
             return None
         values = ", ".join(f"{src.name()} = {src.get(L, G)}" for _, src in guard.expected.sources)
@@ -365,7 +375,7 @@ class TensorAliasing(Handler):
             ctx.bind_helper(helper)
         return [f"{guard.source.name()} is {guard.expected.name()}"]
 
-    def mirror(self, guard, L, G):  # noqa: N803
+    def mirror(self, guard, L, G):
         if guard.source.get(L, G) is guard.expected.get(L, G):
             return None
         return f"{guard.source.name()} is {guard.expected.name()}  (actual: different objects)"
@@ -387,10 +397,12 @@ class NoTensorAliasing(Handler):
                 ctx.bind_helper(helper)
         if len(names) == 2:
             return [f"{names[0]} is not {names[1]}"]
-        helper = ctx.bind("___check_no_aliasing", native.helper("check_no_aliasing", check_no_aliasing))
+        helper = ctx.bind(
+            "___check_no_aliasing", native.helper("check_no_aliasing", check_no_aliasing)
+        )
         return [f"{helper}({', '.join(names)})"]
 
-    def mirror(self, guard, L, G):  # noqa: N803
+    def mirror(self, guard, L, G):
         seen: dict[int, Source] = {}
         for s in guard.expected:
             obj = s.get(L, G)

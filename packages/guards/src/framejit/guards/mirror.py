@@ -15,7 +15,7 @@ from .guard import Guard
 from .kinds import handler_for
 
 
-def guard_failure(guard: Guard, L: dict[str, Any], G: dict[str, Any]) -> str | None:  # noqa: N803
+def guard_failure(guard: Guard, L: dict[str, Any], G: dict[str, Any]) -> str | None:
     """None when ``guard`` holds for locals ``L`` and globals ``G``, else why not."""
     try:
         return handler_for(guard.kind).mirror(guard, L, G)
@@ -26,8 +26,8 @@ def guard_failure(guard: Guard, L: dict[str, Any], G: dict[str, Any]) -> str | N
 
 def iter_failures(
     guards: Iterable[Guard],
-    L: dict[str, Any],  # noqa: N803
-    G: dict[str, Any],  # noqa: N803
+    L: dict[str, Any],
+    G: dict[str, Any],
 ) -> Iterator[tuple[Guard, str]]:
     for guard in guards:
         reason = guard_failure(guard, L, G)
@@ -35,6 +35,6 @@ def iter_failures(
             yield guard, reason
 
 
-def mirror_check(guards: Iterable[Guard], L: dict[str, Any], global_scope: dict[str, Any]) -> bool:  # noqa: N803
+def mirror_check(guards: Iterable[Guard], L: dict[str, Any], global_scope: dict[str, Any]) -> bool:
     """True when every guard holds: the reference semantics of ``compile_guards``."""
     return next(iter_failures(guards, L, global_scope), None) is None

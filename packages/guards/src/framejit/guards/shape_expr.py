@@ -57,7 +57,7 @@ class ShapeExpr:
     def render(self) -> str:
         return _render(self.expr, self.source_map(), top=True)
 
-    def evaluate(self, L: dict[str, Any], G: dict[str, Any]) -> bool:  # noqa: N803
+    def evaluate(self, L: dict[str, Any], G: dict[str, Any]) -> bool:
         values = {sym: sympy.Integer(int(src.get(L, G))) for sym, src in self.sources}
         return bool(self.expr.xreplace(values))
 

@@ -34,7 +34,7 @@ class Source:
     def name(self) -> str:
         raise NotImplementedError
 
-    def get(self, L: dict[str, Any], G: dict[str, Any]) -> Any:  # noqa: N803 - seed naming
+    def get(self, L: dict[str, Any], G: dict[str, Any]) -> Any:
         raise NotImplementedError
 
     def base_source(self) -> Source | None:
@@ -84,7 +84,7 @@ class LocalSource(Source):
     def name(self) -> str:
         return f"L[{self.local_name!r}]"
 
-    def get(self, L, G):  # noqa: N803
+    def get(self, L, G):
         return L[self.local_name]
 
 
@@ -101,7 +101,7 @@ class GlobalSource(Source):
     def name(self) -> str:
         return f"G[{self.global_name!r}]"
 
-    def get(self, L, G):  # noqa: N803
+    def get(self, L, G):
         return G[self.global_name]
 
 
@@ -118,11 +118,11 @@ class BuiltinSource(Source):
     def name(self) -> str:
         return f"B[{self.builtin_name!r}]"
 
-    def get(self, L, G):  # noqa: N803
+    def get(self, L, G):
         return builtins_dict(G)[self.builtin_name]
 
 
-def builtins_dict(G: dict[str, Any]) -> dict[str, Any]:  # noqa: N803
+def builtins_dict(G: dict[str, Any]) -> dict[str, Any]:
     """The builtins dict a frame with globals ``G`` sees."""
     b = G.get("__builtins__", builtins)
     return b if isinstance(b, dict) else vars(b)
@@ -135,7 +135,7 @@ class GlobalStateSource(Source):
     def name(self) -> str:
         return "___global_state"
 
-    def get(self, L, G):  # noqa: N803
+    def get(self, L, G):
         from .global_state import GlobalStateSnapshot
 
         return GlobalStateSnapshot.capture()
@@ -162,7 +162,7 @@ class AttrSource(Source):
             return f"{self.base.name()}.{self.member}"
         return f"getattr({self.base.name()}, {self.member!r})"
 
-    def get(self, L, G):  # noqa: N803
+    def get(self, L, G):
         return getattr(self.base.get(L, G), self.member)
 
 
@@ -182,7 +182,7 @@ class ItemSource(Source):
     def name(self) -> str:
         return f"{self.base.name()}[{render_literal(self.key)}]"
 
-    def get(self, L, G):  # noqa: N803
+    def get(self, L, G):
         return self.base.get(L, G)[self.key]
 
 
@@ -198,7 +198,7 @@ class TypeSource(Source):
     def name(self) -> str:
         return f"type({self.base.name()})"
 
-    def get(self, L, G):  # noqa: N803
+    def get(self, L, G):
         return type(self.base.get(L, G))
 
 
@@ -214,7 +214,7 @@ class NNModuleSource(Source):
     def name(self) -> str:
         return self.base.name()
 
-    def get(self, L, G):  # noqa: N803
+    def get(self, L, G):
         return self.base.get(L, G)
 
 
@@ -235,7 +235,7 @@ class ParamSource(Source):
     def name(self) -> str:
         return f"{self.base.name()}.{self.table}[{self.param_name!r}]"
 
-    def get(self, L, G):  # noqa: N803
+    def get(self, L, G):
         return getattr(self.base.get(L, G), self.table)[self.param_name]
 
 
@@ -263,7 +263,7 @@ class ClosureCellSource(Source):
     def name(self) -> str:
         return f"{self.base.name()}.__closure__[{self.index}].cell_contents"
 
-    def get(self, L, G):  # noqa: N803
+    def get(self, L, G):
         return self.base.get(L, G).__closure__[self.index].cell_contents
 
 
@@ -279,7 +279,7 @@ class CellContentsSource(Source):
     def name(self) -> str:
         return f"{self.base.name()}.cell_contents"
 
-    def get(self, L, G):  # noqa: N803
+    def get(self, L, G):
         return self.base.get(L, G).cell_contents
 
 
@@ -301,7 +301,7 @@ class TupleIteratorSource(Source):
     def name(self) -> str:
         return f"___tuple_iterator_getitem({self.base.name()}, {self.index})"
 
-    def get(self, L, G):  # noqa: N803
+    def get(self, L, G):
         return tuple_iterator_getitem(self.base.get(L, G), self.index)
 
 
@@ -333,7 +333,7 @@ class ShapeSource(Source):
     def name(self) -> str:
         return f"{self.base.name()}.size()[{self.dim}]"
 
-    def get(self, L, G):  # noqa: N803
+    def get(self, L, G):
         return self.base.get(L, G).size()[self.dim]
 
 
@@ -354,7 +354,7 @@ class StrideSource(Source):
     def name(self) -> str:
         return f"{self.base.name()}.stride()[{self.dim}]"
 
-    def get(self, L, G):  # noqa: N803
+    def get(self, L, G):
         return self.base.get(L, G).stride()[self.dim]
 
 
@@ -370,7 +370,7 @@ class NumelSource(Source):
     def name(self) -> str:
         return f"{self.base.name()}.numel()"
 
-    def get(self, L, G):  # noqa: N803
+    def get(self, L, G):
         return self.base.get(L, G).numel()
 
 

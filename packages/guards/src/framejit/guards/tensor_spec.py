@@ -145,7 +145,9 @@ class TensorSpec:
         if t.device != self.device:
             return f"{where} device mismatch. expected {self.device}, actual {t.device}"
         if t.requires_grad != self.requires_grad:
-            return f"{where} requires_grad mismatch. expected requires_grad={int(self.requires_grad)}"
+            return (
+                f"{where} requires_grad mismatch. expected requires_grad={int(self.requires_grad)}"
+            )
         if t.dim() != self.ndim:
             return f"{where} rank mismatch. expected {self.ndim}, actual {t.dim()}"
         size = t.size()

@@ -14,7 +14,7 @@ import torch.fx
 from .codegen import get_codegen
 from .codegen.triton import TritonCodegenUnavailable
 from .config import config
-from .decompose import Unsupported, to_core_aten
+from .decompose import to_core_aten
 from .graph_lowering import GraphLowering
 from .ir import BufferView, ExternCall
 from .scheduler import FusedGroup, extern_arg_buffers, schedule
@@ -46,7 +46,9 @@ def _eager(gm: torch.fx.GraphModule, reason: str) -> Callable[..., Any]:
     return run_eagerly
 
 
-def compile_fx(gm: torch.fx.GraphModule, example_inputs: list[Any], codegen: str | None = None) -> Callable[..., Any]:
+def compile_fx(
+    gm: torch.fx.GraphModule, example_inputs: list[Any], codegen: str | None = None
+) -> Callable[..., Any]:
     """Compile an FX graph for the example inputs; returns a callable with `.source_code`."""
     if not isinstance(gm, torch.fx.GraphModule):
         raise TypeError(
@@ -71,7 +73,9 @@ def compile_fx(gm: torch.fx.GraphModule, example_inputs: list[Any], codegen: str
         return _eager(gm, reason)
 
 
-def _compile(gm: torch.fx.GraphModule, example_inputs: list[Any], generator: Any) -> Callable[..., Any]:
+def _compile(
+    gm: torch.fx.GraphModule, example_inputs: list[Any], generator: Any
+) -> Callable[..., Any]:
     aten_graph = to_core_aten(gm, example_inputs)
     graph = GraphLowering(aten_graph.gm, aten_graph.fake_inputs).run()
     outputs = {v.buffer.name for v in graph.outputs if isinstance(v, BufferView)}
@@ -96,10 +100,15 @@ def _compile(gm: torch.fx.GraphModule, example_inputs: list[Any], generator: Any
 
     namespace["_fallback"] = fallback
     namespace["_gm"] = gm
-    exec(compile(wrapper_source + COLD_PATH, f"<inductor-lite wrapper {id(namespace):x}>", "exec"), namespace)
+    exec(
+        compile(wrapper_source + COLD_PATH, f"<inductor-lite wrapper {id(namespace):x}>", "exec"),
+        namespace,
+    )
     _arm_first_call(namespace, future, [g.name for g in groups])
     call = namespace["call"]
-    call.source_code = f"{wrapper_source}\n\n# ---- kernels ({generated.language}) ----\n{generated.source}"
+    call.source_code = (
+        f"{wrapper_source}\n\n# ---- kernels ({generated.language}) ----\n{generated.source}"
+    )
     call.wrapper_source = wrapper_source
     call.kernel_source = generated.source
     call.fallback_reasons = list(graph.fallback_reasons)

@@ -62,13 +62,17 @@ _executor: ThreadPoolExecutor | None = None
 
 @functools.cache
 def mvec_available() -> bool:
-    return platform.machine() in ("x86_64", "AMD64") and ctypes.util.find_library("mvec") is not None
+    return (
+        platform.machine() in ("x86_64", "AMD64") and ctypes.util.find_library("mvec") is not None
+    )
 
 
 @functools.cache
 def compiler_identity() -> str:
     try:
-        result = subprocess.run([config.cxx, "--version"], capture_output=True, text=True, check=True)
+        result = subprocess.run(
+            [config.cxx, "--version"], capture_output=True, text=True, check=True
+        )
     except (OSError, subprocess.CalledProcessError) as error:
         raise CompileError(f"C++ compiler {config.cxx!r} not usable: {error}") from error
     return result.stdout.splitlines()[0] if result.stdout else config.cxx

@@ -78,7 +78,7 @@ def to_core_aten(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> AtenGra
         )(*fake_inputs)
     for node in traced.graph.nodes:
         target = node.target
-        if node.op == "call_function" and isinstance(target, torch._ops.OpOverload):
-            if target._schema.is_mutable:
-                raise Unsupported(f"mutating op {target} in the graph")
+        mutating = isinstance(target, torch._ops.OpOverload) and target._schema.is_mutable
+        if node.op == "call_function" and mutating:
+            raise Unsupported(f"mutating op {target} in the graph")
     return AtenGraph(traced, fake_inputs, specs[-1])

@@ -58,7 +58,9 @@ class GraphLowering:
         self._counter = 0
         output_node = next(n for n in gm.graph.nodes if n.op == "output")
         self.output_nodes = {
-            leaf for leaf in pytree.tree_leaves(output_node.args[0]) if isinstance(leaf, torch.fx.Node)
+            leaf
+            for leaf in pytree.tree_leaves(output_node.args[0])
+            if isinstance(leaf, torch.fx.Node)
         }
 
     def new_name(self, prefix: str) -> str:
@@ -68,7 +70,13 @@ class GraphLowering:
 
     # ------------------------------------------------------------------ buffers
 
-    def add_computed(self, size: tuple[int, ...], dtype: torch.dtype, body: PointwiseBody | ReductionBody, stride: tuple[int, ...] | None = None) -> BufferView:
+    def add_computed(
+        self,
+        size: tuple[int, ...],
+        dtype: torch.dtype,
+        body: PointwiseBody | ReductionBody,
+        stride: tuple[int, ...] | None = None,
+    ) -> BufferView:
         stride = stride or contiguous_strides(size)
         buffer = ComputedBuffer(self.new_name("buf"), tuple(size), tuple(stride), dtype, body)
         self.buffers[buffer.name] = buffer
@@ -82,7 +90,9 @@ class GraphLowering:
         if known is not None:
             return known
         assert isinstance(value, Pointwise)
-        view = self.add_computed(value.size, value.dtype, PointwiseBody(value.size, value.inner_fn), stride)
+        view = self.add_computed(
+            value.size, value.dtype, PointwiseBody(value.size, value.inner_fn), stride
+        )
         self._realized[id(value)] = view
         self._realized_keepalive = getattr(self, "_realized_keepalive", [])
         self._realized_keepalive.append(value)
@@ -117,7 +127,11 @@ class GraphLowering:
             self.env[node] = value
             return
         buffer = ConstantBuffer(
-            self.new_name("const"), tuple(value.shape), tuple(value.stride()), value.dtype, node.target
+            self.new_name("const"),
+            tuple(value.shape),
+            tuple(value.stride()),
+            value.dtype,
+            node.target,
         )
         self.constants[buffer.name] = value
         self.buffers[buffer.name] = buffer
@@ -177,7 +191,11 @@ class GraphLowering:
             self.env[node] = self.realize(value, _meta_layout(meta))
         elif value.op_count > config.max_fused_ops or (
             len(node.users) > 1
-            and (value.op_count > config.inline_max_ops or value.read_count > config.inline_max_reads)
+            and (
+                value.heavy
+                or value.op_count > config.inline_max_ops
+                or value.read_count > config.inline_max_reads
+            )
         ):
             self.env[node] = self.realize(value)
 
@@ -195,7 +213,9 @@ class GraphLowering:
                 value = self.realize(value, _meta_layout(meta))
             realized.append(value)
         call_args, call_kwargs = pytree.tree_unflatten(realized, spec)
-        call = ExternCall(self.new_name("extern"), node.target, tuple(call_args), dict(call_kwargs), reason=reason)
+        call = ExternCall(
+            self.new_name("extern"), node.target, tuple(call_args), dict(call_kwargs), reason=reason
+        )
         self.steps.append(call)
         meta = node.meta.get("val")
         leaves, out_spec = pytree.tree_flatten(meta)

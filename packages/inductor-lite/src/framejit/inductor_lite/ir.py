@@ -40,7 +40,9 @@ def numel(size: Sequence[int]) -> int:
     return math.prod(size)
 
 
-def strided_index(index: Sequence[sympy.Expr], size: Sequence[int], stride: Sequence[int], offset: int = 0) -> sympy.Expr:
+def strided_index(
+    index: Sequence[sympy.Expr], size: Sequence[int], stride: Sequence[int], offset: int = 0
+) -> sympy.Expr:
     expr: sympy.Expr = sympy.Integer(offset)
     for i, n, s in zip(index, size, stride, strict=True):
         if n != 1 and s != 0:
@@ -140,6 +142,7 @@ class Pointwise(TensorValue):
     inner_fn: InnerFn
     op_count: int = 1
     read_count: int = 0
+    heavy: int = 0  # transcendental ops inside: worth materializing when read twice
 
     def make_loader(self) -> InnerFn:
         return self.inner_fn

@@ -75,7 +75,9 @@ def arange(ctx: LoweringContext, *args: Any, **kwargs: Any) -> Any:
 
     def inner(index: list[Any]) -> Any:
         position = ops.to_dtype(ops.index_expr(index[0], torch.int64), compute)
-        value = ops.add(ops.constant(start, compute), ops.mul(position, ops.constant(step, compute)))
+        value = ops.add(
+            ops.constant(start, compute), ops.mul(position, ops.constant(step, compute))
+        )
         return ops.to_dtype(value, dtype)
 
     return Pointwise(ctx.out_size, dtype, inner, 3, 0)

@@ -116,10 +116,15 @@ def _require_float_out(ctx: LoweringContext) -> None:
         raise NotLowered(f"{ctx.node.target} with result dtype {ctx.out_dtype}")
 
 
+CHEAP_FLOAT_UNARY = {"reciprocal", "sigmoid", "silu"}
+
+
 def _float_unary(name: str):
+    heavy = 0 if name in CHEAP_FLOAT_UNARY else 1
+
     def lower(ctx: LoweringContext, x: Any) -> Any:
         _require_float_out(ctx)
-        return pointwise(ctx, _op(name), [x])
+        return pointwise(ctx, _op(name), [x], heavy=heavy)
 
     return lower
 
@@ -202,7 +207,8 @@ def div_mode(ctx: LoweringContext, a: Any, b: Any, *, rounding_mode: str | None 
 
 def _comparison(name: str):
     def lower(ctx: LoweringContext, a: Any, b: Any) -> Any:
-        compute = opmath_dtype(result_dtype(*meta_args(ctx)[:2]))
+        # eager compares in the common dtype: a Python scalar is first rounded to it
+        compute = result_dtype(*meta_args(ctx)[:2])
         return pointwise(ctx, _op(name), [a, b], compute_dtype=compute)
 
     return lower
@@ -253,7 +259,9 @@ def isnan_isinf(ctx: LoweringContext, a: Any) -> Any:
     name = "isnan" if ctx.node.target is aten.isnan.default else "isinf"
     in_dtype = a.dtype if is_tensor(a) else torch.float64
     if in_dtype not in FLOAT_DTYPES:
-        return pointwise(ctx, lambda v: ops.constant(False, torch.bool), [a], compute_dtype=in_dtype)
+        return pointwise(
+            ctx, lambda v: ops.constant(False, torch.bool), [a], compute_dtype=in_dtype
+        )
     return pointwise(ctx, _op(name), [a], compute_dtype=opmath_dtype(in_dtype))
 
 
@@ -337,7 +345,9 @@ def leaky_relu(ctx: LoweringContext, x: Any, negative_slope: float = 0.01) -> An
     return pointwise(
         ctx,
         lambda v: ops.where(
-            ops.gt(v, ops.constant(0, compute)), v, ops.mul(v, ops.constant(negative_slope, compute))
+            ops.gt(v, ops.constant(0, compute)),
+            v,
+            ops.mul(v, ops.constant(negative_slope, compute)),
         ),
         [x],
     )
@@ -369,4 +379,6 @@ def clone(ctx: LoweringContext, x: Any, **kwargs: Any) -> Any:
 
 @register(aten.fill.Scalar)
 def fill(ctx: LoweringContext, x: Any, value: Any) -> Any:
-    return pointwise(ctx, lambda: ops.constant(value, ctx.out_dtype), [], compute_dtype=ctx.out_dtype)
+    return pointwise(
+        ctx, lambda: ops.constant(value, ctx.out_dtype), [], compute_dtype=ctx.out_dtype
+    )

@@ -52,8 +52,10 @@ def make_reduction(
 ) -> BufferView:
     size = x.size
     reduced = set(dims)
-    out_size = tuple(1 if i in reduced else n for i, n in enumerate(size)) if keepdim else tuple(
-        n for i, n in enumerate(size) if i not in reduced
+    out_size = (
+        tuple(1 if i in reduced else n for i, n in enumerate(size))
+        if keepdim
+        else tuple(n for i, n in enumerate(size) if i not in reduced)
     )
     reduction_ranges = tuple(size[d] for d in dims)
     loader = x.make_loader()
@@ -61,9 +63,8 @@ def make_reduction(
 
     def inner(index: list[Any], rindex: list[Any]) -> Any:
         full: list[Any] = [0] * len(size)
-        out_positions = kept if not keepdim else kept
         source = index if not keepdim else [index[i] for i in kept]
-        for position, value in zip(out_positions, source, strict=True):
+        for position, value in zip(kept, source, strict=True):
             full[position] = value
         for position, value in zip(dims, rindex, strict=True):
             full[position] = value
@@ -71,10 +72,6 @@ def make_reduction(
 
     body = ReductionBody(out_size, reduction_ranges, reduction_type, inner, value_dtype)
     return ctx.graph.add_computed(out_size, out_dtype, body)
-
-
-def _keep(view: BufferView | Pointwise) -> Any:
-    return view
 
 
 def _div_by(ctx: LoweringContext, value: Any, count: int, out_dtype: torch.dtype) -> Pointwise:
@@ -90,19 +87,29 @@ def _div_by(ctx: LoweringContext, value: Any, count: int, out_dtype: torch.dtype
 
 
 @register(aten.sum.dim_IntList, aten.sum.default)
-def sum_(ctx: LoweringContext, x: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
+def sum_(
+    ctx: LoweringContext, x: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None
+) -> Any:
     out = ctx.out_dtype
-    return make_reduction(ctx, x, normalize_dims(dim, len(x.size)), "sum", out, opmath_dtype(out), keepdim)
+    return make_reduction(
+        ctx, x, normalize_dims(dim, len(x.size)), "sum", out, opmath_dtype(out), keepdim
+    )
 
 
 @register(aten.prod.default, aten.prod.dim_int)
-def prod(ctx: LoweringContext, x: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
+def prod(
+    ctx: LoweringContext, x: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None
+) -> Any:
     out = ctx.out_dtype
-    return make_reduction(ctx, x, normalize_dims(dim, len(x.size)), "prod", out, opmath_dtype(out), keepdim)
+    return make_reduction(
+        ctx, x, normalize_dims(dim, len(x.size)), "prod", out, opmath_dtype(out), keepdim
+    )
 
 
 @register(aten.mean.dim, aten.mean.default)
-def mean(ctx: LoweringContext, x: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None) -> Any:
+def mean(
+    ctx: LoweringContext, x: Any, dim: Any = None, keepdim: bool = False, *, dtype: Any = None
+) -> Any:
     out = ctx.out_dtype
     if out not in FLOAT_DTYPES:
         raise NotLowered("mean with a non-float result")
@@ -151,7 +158,13 @@ def _anyall(reduction_type: str):
         if ctx.out_dtype != torch.bool:
             raise NotLowered(f"{reduction_type} producing {ctx.out_dtype}")
         return make_reduction(
-            ctx, x, normalize_dims(dim, len(x.size)), reduction_type, torch.bool, torch.bool, keepdim
+            ctx,
+            x,
+            normalize_dims(dim, len(x.size)),
+            reduction_type,
+            torch.bool,
+            torch.bool,
+            keepdim,
         )
 
     return lower
@@ -164,7 +177,14 @@ for _name, _targets in {
     register(*_targets)(_anyall(_name))
 
 
-def _mean_and_var(ctx: LoweringContext, x: Any, dims: list[int], correction: float, keepdim: bool, out: torch.dtype) -> tuple[Pointwise, Pointwise]:
+def _mean_and_var(
+    ctx: LoweringContext,
+    x: Any,
+    dims: list[int],
+    correction: float,
+    keepdim: bool,
+    out: torch.dtype,
+) -> tuple[Pointwise, Pointwise]:
     """Two-pass mean and variance, both keepdim-shaped internally."""
     compute = opmath_dtype(out)
     count = math.prod(x.size[d] for d in dims)
@@ -177,30 +197,42 @@ def _mean_and_var(ctx: LoweringContext, x: Any, dims: list[int], correction: flo
     squares = make_reduction(ctx, centered, dims, "sum", compute, compute, keepdim)
     var = _div_by(ctx, squares, max(count - correction, 0), out)
     if not keepdim:
-        mean_value = _div_by(ctx, make_reduction(ctx, x, dims, "sum", compute, compute, False), count, out)
+        mean_value = _div_by(
+            ctx, make_reduction(ctx, x, dims, "sum", compute, compute, False), count, out
+        )
     else:
         mean_value = _div_by(ctx, total, count, out)
     return mean_value, var
 
 
 @register(aten.var.correction)
-def var(ctx: LoweringContext, x: Any, dim: Any = None, *, correction: Any = None, keepdim: bool = False) -> Any:
+def var(
+    ctx: LoweringContext, x: Any, dim: Any = None, *, correction: Any = None, keepdim: bool = False
+) -> Any:
     if ctx.out_dtype not in FLOAT_DTYPES:
         raise NotLowered("var of non-float")
     correction = 1 if correction is None else correction
-    return _mean_and_var(ctx, x, normalize_dims(dim, len(x.size)), correction, keepdim, ctx.out_dtype)[1]
+    return _mean_and_var(
+        ctx, x, normalize_dims(dim, len(x.size)), correction, keepdim, ctx.out_dtype
+    )[1]
 
 
 # var_mean stays in ATen: eager computes it with Welford, whose mean of a row holding inf
 # is nan (inf - inf), which a two-pass mean does not reproduce.
 
 
-def _softmax_parts(ctx: LoweringContext, x: Any, dim: int, out: torch.dtype):
+def _softmax_parts(ctx: LoweringContext, x: Any, dim: int, out: torch.dtype, keep_exps: bool = False):
     compute = opmath_dtype(out)
     dims = normalize_dims(dim, len(x.size))
     peak = make_reduction(ctx, x, dims, "max", compute, compute, True)
-    shifted = pointwise(ctx, ops.sub, [x, peak], compute_dtype=compute, out_dtype=compute, out_size=x.size)
-    exps = pointwise(ctx, ops.exp, [shifted], compute_dtype=compute, out_dtype=compute, out_size=x.size)
+    shifted = pointwise(
+        ctx, ops.sub, [x, peak], compute_dtype=compute, out_dtype=compute, out_size=x.size
+    )
+    exps = pointwise(
+        ctx, ops.exp, [shifted], compute_dtype=compute, out_dtype=compute, out_size=x.size
+    )
+    if keep_exps:  # computed once, kept in a per-row block for the sum and the scaling
+        exps = ctx.realize(exps)
     total = make_reduction(ctx, exps, dims, "sum", compute, compute, True)
     return compute, shifted, exps, total
 
@@ -209,8 +241,11 @@ def _softmax_parts(ctx: LoweringContext, x: Any, dim: int, out: torch.dtype):
 def softmax(ctx: LoweringContext, x: Any, dim: int, half_to_float: bool) -> Any:
     if ctx.out_dtype not in FLOAT_DTYPES or half_to_float:
         raise NotLowered("softmax of non-float or half_to_float")
-    compute, _, exps, total = _softmax_parts(ctx, x, dim, ctx.out_dtype)
-    return pointwise(ctx, ops.truediv, [exps, total], compute_dtype=compute)
+    compute, _, exps, total = _softmax_parts(ctx, x, dim, ctx.out_dtype, keep_exps=True)
+    # as eager: scale by the reciprocal of the sum
+    return pointwise(
+        ctx, lambda e, t: ops.mul(e, ops.reciprocal(t)), [exps, total], compute_dtype=compute
+    )
 
 
 @register(aten._log_softmax.default)
@@ -218,11 +253,20 @@ def log_softmax(ctx: LoweringContext, x: Any, dim: int, half_to_float: bool) -> 
     if ctx.out_dtype not in FLOAT_DTYPES or half_to_float:
         raise NotLowered("log_softmax of non-float or half_to_float")
     compute, shifted, _, total = _softmax_parts(ctx, x, dim, ctx.out_dtype)
-    return pointwise(ctx, lambda s, t: ops.sub(s, ops.log(t)), [shifted, total], compute_dtype=compute)
+    return pointwise(
+        ctx, lambda s, t: ops.sub(s, ops.log(t)), [shifted, total], compute_dtype=compute
+    )
 
 
 @register(aten.native_layer_norm.default)
-def layer_norm(ctx: LoweringContext, x: Any, normalized_shape: Sequence[int], weight: Any, bias: Any, eps: float) -> Any:
+def layer_norm(
+    ctx: LoweringContext,
+    x: Any,
+    normalized_shape: Sequence[int],
+    weight: Any,
+    bias: Any,
+    eps: float,
+) -> Any:
     out = ctx.meta[0].dtype
     stat_dtype = ctx.meta[1].dtype
     if out not in FLOAT_DTYPES:
@@ -248,7 +292,14 @@ def layer_norm(ctx: LoweringContext, x: Any, normalized_shape: Sequence[int], we
             result = ops.add(result, affine[-1])
         return result
 
-    result = pointwise(ctx, normalize, inputs, compute_dtype=compute, out_dtype=out, out_size=x.size)
+    result = pointwise(
+        ctx, normalize, inputs, compute_dtype=compute, out_dtype=out, out_size=x.size
+    )
     stats_size = tuple(int(s) for s in ctx.meta[1].shape)
-    as_stat = lambda v: pointwise(ctx, lambda a: a, [v], compute_dtype=compute, out_dtype=stat_dtype, out_size=stats_size)  # noqa: E731
+
+    def as_stat(v: Any) -> Pointwise:
+        return pointwise(
+            ctx, lambda a: a, [v], compute_dtype=compute, out_dtype=stat_dtype, out_size=stats_size
+        )
+
     return (result, as_stat(mean_value), as_stat(rstd))

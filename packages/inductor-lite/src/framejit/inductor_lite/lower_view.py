@@ -38,13 +38,17 @@ VIEW_OPS = [
 ]
 
 
-def _meta_like(size: tuple[int, ...], stride: tuple[int, ...], offset: int, dtype: torch.dtype) -> torch.Tensor:
+def _meta_like(
+    size: tuple[int, ...], stride: tuple[int, ...], offset: int, dtype: torch.dtype
+) -> torch.Tensor:
     extent = offset + 1 + sum((n - 1) * s for n, s in zip(size, stride, strict=True) if n > 0)
     storage = torch.empty(max(extent, 1), dtype=dtype, device="meta")
     return storage.as_strided(size, stride, offset)
 
 
-def _apply_meta(ctx: LoweringContext, base: torch.Tensor, rest: tuple[Any, ...], kwargs: dict[str, Any]) -> torch.Tensor:
+def _apply_meta(
+    ctx: LoweringContext, base: torch.Tensor, rest: tuple[Any, ...], kwargs: dict[str, Any]
+) -> torch.Tensor:
     target = ctx.node.target
     if target in (aten.lift_fresh_copy.default, aten.detach.default):
         target = aten.alias.default
@@ -54,13 +58,17 @@ def _apply_meta(ctx: LoweringContext, base: torch.Tensor, rest: tuple[Any, ...],
     return out
 
 
-def view_of_buffer(ctx: LoweringContext, view: BufferView, rest: tuple[Any, ...], kwargs: dict[str, Any]) -> BufferView:
+def view_of_buffer(
+    ctx: LoweringContext, view: BufferView, rest: tuple[Any, ...], kwargs: dict[str, Any]
+) -> BufferView:
     base = _meta_like(view.size, view.stride, view.offset, view.dtype)
     out = _apply_meta(ctx, base, rest, kwargs)
     return BufferView(view.buffer, tuple(out.shape), tuple(out.stride()), out.storage_offset())
 
 
-def affine_index_map(in_size: tuple[int, ...], out_size: tuple[int, ...], out_stride: tuple[int, ...], offset: int):
+def affine_index_map(
+    in_size: tuple[int, ...], out_size: tuple[int, ...], out_stride: tuple[int, ...], offset: int
+):
     """Express a view of a contiguous tensor as in_index = f(out_index), or None if not affine."""
     cstrides = contiguous_strides(in_size)
     dims = [i for i, n in enumerate(in_size) if n > 1]
@@ -96,10 +104,14 @@ def affine_index_map(in_size: tuple[int, ...], out_size: tuple[int, ...], out_st
     return remap
 
 
-def view_of_pointwise(ctx: LoweringContext, value: Pointwise, rest: tuple[Any, ...], kwargs: dict[str, Any]) -> Pointwise | None:
+def view_of_pointwise(
+    ctx: LoweringContext, value: Pointwise, rest: tuple[Any, ...], kwargs: dict[str, Any]
+) -> Pointwise | None:
     base = _meta_like(value.size, contiguous_strides(value.size), 0, value.dtype)
     out = _apply_meta(ctx, base, rest, kwargs)
-    remap = affine_index_map(value.size, tuple(out.shape), tuple(out.stride()), out.storage_offset())
+    remap = affine_index_map(
+        value.size, tuple(out.shape), tuple(out.stride()), out.storage_offset()
+    )
     if remap is None:
         return None
     inner = value.inner_fn
@@ -109,6 +121,7 @@ def view_of_pointwise(ctx: LoweringContext, value: Pointwise, rest: tuple[Any, .
         lambda index: inner(remap(index)),
         value.op_count,
         value.read_count,
+        value.heavy,
     )
 
 
@@ -125,3 +138,49 @@ def lower_view(ctx: LoweringContext, x: Any, *rest: Any, **kwargs: Any) -> Any:
 
 for _target in VIEW_OPS:
     register(_target)(lower_view)
+
+MULTI_VIEW_OPS = [aten.split.Tensor, aten.split_with_sizes.default, aten.unbind.int]
+
+
+def lower_multi_view(ctx: LoweringContext, x: Any, *rest: Any, **kwargs: Any) -> Any:
+    """Ops returning several views (split, unbind): one strided window or index map each."""
+    if isinstance(x, Pointwise):
+        base = _meta_like(x.size, contiguous_strides(x.size), 0, x.dtype)
+        pieces = _apply_meta_multi(ctx, base, rest, kwargs)
+        mapped = [
+            affine_index_map(x.size, tuple(p.shape), tuple(p.stride()), p.storage_offset())
+            for p in pieces
+        ]
+        if all(m is not None for m in mapped):
+            inner = x.inner_fn
+            return [
+                Pointwise(
+                    tuple(p.shape),
+                    x.dtype,
+                    lambda index, m=m: inner(m(index)),
+                    x.op_count,
+                    x.read_count,
+                )
+                for p, m in zip(pieces, mapped, strict=True)
+            ]
+        x = ctx.realize(x)
+    if not isinstance(x, BufferView):
+        raise NotLowered("view of a non-tensor")
+    base = _meta_like(x.size, x.stride, x.offset, x.dtype)
+    return [
+        BufferView(x.buffer, tuple(p.shape), tuple(p.stride()), p.storage_offset())
+        for p in _apply_meta_multi(ctx, base, rest, kwargs)
+    ]
+
+
+def _apply_meta_multi(
+    ctx: LoweringContext, base: torch.Tensor, rest: tuple[Any, ...], kwargs: dict[str, Any]
+) -> list[torch.Tensor]:
+    out = ctx.node.target(base, *rest, **kwargs)
+    if not isinstance(out, (list, tuple)) or not all(isinstance(t, torch.Tensor) for t in out):
+        raise NotLowered("multi-view op returned something else than tensors")
+    return list(out)
+
+
+for _target in MULTI_VIEW_OPS:
+    register(_target)(lower_multi_view)

@@ -111,6 +111,7 @@ def pointwise(
     out_dtype: torch.dtype | None = None,
     out_size: Sequence[int] | None = None,
     input_dtypes: Sequence[torch.dtype | None] = (),
+    heavy: int = 0,
 ) -> Pointwise:
     """Elementwise fn over broadcast inputs: cast each to compute_dtype, cast the result."""
     out_dtype = out_dtype or ctx.out_dtype
@@ -130,6 +131,7 @@ def pointwise(
             extra_ops, extra_reads = cost_of(value)
             op_count += extra_ops
             read_count += extra_reads
+            heavy += getattr(value, "heavy", 0)
         else:
             check_scalar(value)
             loaders.append(lambda index, value=value, dtype=dtype: ops.constant(value, dtype))
@@ -137,7 +139,7 @@ def pointwise(
     def inner(index: list[Any]) -> Any:
         return ops.to_dtype(fn(*[load(index) for load in loaders]), out_dtype)
 
-    return Pointwise(out_size, out_dtype, inner, op_count, read_count)
+    return Pointwise(out_size, out_dtype, inner, op_count, read_count, heavy)
 
 
 def result_dtype(*args: Any) -> torch.dtype:

@@ -8,12 +8,13 @@ the dependency recorder collects the buffers and indices a body loads.
 from __future__ import annotations
 
 import contextlib
+import threading
 from collections.abc import Iterator
 from typing import Any
 
 import sympy
 
-_handler: Any = None
+_state = threading.local()  # the handler in force, per thread
 
 
 class _OpsProxy:
@@ -22,9 +23,10 @@ class _OpsProxy:
 
     def __getattr__(self, name: str) -> Any:
         def call(*args: Any, **kwargs: Any) -> Any:
-            if _handler is None:
+            handler = getattr(_state, "handler", None)
+            if handler is None:
                 raise RuntimeError("inductor-lite: ops used outside of a handler")
-            return getattr(_handler, name)(*args, **kwargs)
+            return getattr(handler, name)(*args, **kwargs)
 
         call.__name__ = name
         return call
@@ -35,12 +37,12 @@ ops = _OpsProxy()
 
 @contextlib.contextmanager
 def use_handler(handler: Any) -> Iterator[Any]:
-    global _handler
-    previous, _handler = _handler, handler
+    previous = getattr(_state, "handler", None)
+    _state.handler = handler
     try:
         yield handler
     finally:
-        _handler = previous
+        _state.handler = previous
 
 
 class DependencyRecorder:

@@ -47,6 +47,8 @@ class FusedGroup:
     stored: set[str] = field(default_factory=set)
     # consecutive pointwise nodes sharing one inner loop nest (a reduction is a nest alone)
     nests: list[list[NodeLoops]] = field(default_factory=list)
+    # buffers only this group reads, held per outer index in a small per-thread array
+    block_local: set[str] = field(default_factory=set)
 
     @property
     def buffer_names(self) -> set[str]:
@@ -61,6 +63,7 @@ class FusedGroup:
 
 
 Step = FusedGroup | ExternCall
+LOCAL_BLOCK_LIMIT = 16384  # elements of a per-thread block-local array
 
 OUTER = index_symbols("x", 8)
 INNER = index_symbols("y", 8)
@@ -132,25 +135,29 @@ def _linear_bounds(expr: sympy.Expr, ranges: dict[sympy.Symbol, int]) -> tuple[i
     return low, high
 
 
-def _outer_part(expr: sympy.Expr, outer: list[sympy.Symbol]) -> tuple[list[sympy.Expr], sympy.Expr]:
+def outer_part(expr: sympy.Expr, outer: list[sympy.Symbol]) -> tuple[list[sympy.Expr], sympy.Expr]:
     coeffs = [expr.coeff(symbol) for symbol in outer]
-    rest = sympy.expand(expr - sum((c * s for c, s in zip(coeffs, outer, strict=True)), sympy.Integer(0)))
+    rest = sympy.expand(
+        expr - sum((c * s for c, s in zip(coeffs, outer, strict=True)), sympy.Integer(0))
+    )
     return coeffs, rest
 
 
-def same_outer_read(reader: NodeLoops, producer: NodeLoops, load: sympy.Expr, outer_len: int) -> bool:
+def same_outer_read(
+    reader: NodeLoops, producer: NodeLoops, load: sympy.Expr, outer_len: int
+) -> bool:
     """Does `load` (in reader) touch only what producer wrote for the same outer index?"""
     buffer = producer.buffer
     if not buffer.is_contiguous():
         return False
     outer = OUTER[:outer_len]
-    load_coeffs, load_rest = _outer_part(load, outer)
-    store_coeffs, store_rest = _outer_part(producer.store_index, outer)
+    load_coeffs, load_rest = outer_part(load, outer)
+    store_coeffs, _ = outer_part(producer.store_index, outer)
     if load_coeffs != store_coeffs or load_rest.free_symbols & set(outer):
         return False
     block = math.prod(producer.inner_ranges)
     bounds = _linear_bounds(load_rest, reader.symbol_ranges)
-    return bounds is not None and 0 <= bounds[0] and bounds[1] < block
+    return bounds is not None and bounds[0] >= 0 and bounds[1] < block
 
 
 def _fits(group: FusedGroup, buffer: ComputedBuffer) -> tuple[int, ...] | None:
@@ -191,7 +198,9 @@ def _relayout(group: FusedGroup, outer: tuple[int, ...]) -> FusedGroup:
     return regrouped
 
 
-def schedule(steps: list[ComputedBuffer | ExternCall], graph_outputs: set[str], extern_reads: set[str]) -> list[Step]:
+def schedule(
+    steps: list[ComputedBuffer | ExternCall], graph_outputs: set[str], extern_reads: set[str]
+) -> list[Step]:
     result: list[Step] = []
     current: FusedGroup | None = None
     counter = 0
@@ -234,7 +243,8 @@ def _mark_stored(steps: list[Step], graph_outputs: set[str], extern_reads: set[s
         if isinstance(step, FusedGroup):
             for node in step.nodes:
                 group_of[node.buffer.name] = step
-    needed = set(graph_outputs) | set(extern_reads)
+    external = set(graph_outputs) | set(extern_reads)
+    internal: set[str] = set()  # read inside its own group, but not where it was computed
     for step in steps:
         if not isinstance(step, FusedGroup):
             continue
@@ -243,14 +253,22 @@ def _mark_stored(steps: list[Step], graph_outputs: set[str], extern_reads: set[s
             for name, expr in node.loads:
                 owner = group_of.get(name)
                 if owner is not step:
-                    needed.add(name)
+                    external.add(name)
                     continue
                 producer = next(n for n in step.nodes if n.buffer.name == name)
                 if not local_read(step, producer, node, expr):
-                    needed.add(name)
+                    internal.add(name)
     for step in steps:
         if isinstance(step, FusedGroup):
-            step.stored = {n for n in step.buffer_names if n in needed}
+            step.stored = {n for n in step.buffer_names if n in external}
+            for node in step.nodes:
+                name = node.buffer.name
+                if name in internal and name not in external:
+                    block = math.prod(node.inner_ranges)
+                    if not node.is_reduction and node.inner_ranges and block <= LOCAL_BLOCK_LIMIT:
+                        step.block_local.add(name)  # a per-thread array inside the outer loop
+                    else:
+                        step.stored.add(name)
 
 
 def build_nests(group: FusedGroup) -> None:

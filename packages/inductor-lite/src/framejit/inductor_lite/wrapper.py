@@ -17,11 +17,17 @@ from torch.utils import _pytree as pytree
 from .codegen.common import GeneratedKernels
 from .graph_lowering import GraphLowering
 from .ir import BufferView, ComputedBuffer, ExternCall, InputBuffer
-from .scheduler import FusedGroup, Step, buffer_readers
+from .scheduler import FusedGroup, Step, buffer_readers, extern_arg_buffers
 
 
 class WrapperBuilder:
-    def __init__(self, graph: GraphLowering, steps: list[Step], kernels: GeneratedKernels, out_spec: pytree.TreeSpec) -> None:
+    def __init__(
+        self,
+        graph: GraphLowering,
+        steps: list[Step],
+        kernels: GeneratedKernels,
+        out_spec: pytree.TreeSpec,
+    ) -> None:
         self.graph = graph
         self.steps = steps
         self.kernels = kernels
@@ -44,7 +50,11 @@ class WrapperBuilder:
             return repr(value)
         if isinstance(value, (list, tuple)):
             inner = ", ".join(self.arg(v) for v in value)
-            return f"[{inner}]" if isinstance(value, list) else f"({inner}{',' if len(value) == 1 else ''})"
+            return (
+                f"[{inner}]"
+                if isinstance(value, list)
+                else f"({inner}{',' if len(value) == 1 else ''})"
+            )
         name = f"_c{self._constants}"
         self._constants += 1
         self.namespace[name] = value
@@ -65,7 +75,9 @@ class WrapperBuilder:
 
     def build(self) -> str:
         graph = self.graph
-        names = [b.name if isinstance(b, InputBuffer) else f"s{i}" for i, b in enumerate(graph.inputs)]
+        names = [
+            b.name if isinstance(b, InputBuffer) else f"s{i}" for i, b in enumerate(graph.inputs)
+        ]
         emit = self.lines.append
         emit("def call(*args):")
         if names:
@@ -80,7 +92,9 @@ class WrapperBuilder:
                 )
                 grad_checks.append(f"{name}.requires_grad")
             else:
-                checks.append(f"{name}.__class__ is not {self.const(type(value))} or {name} != {value!r}")
+                checks.append(
+                    f"{name}.__class__ is not {self.const(type(value))} or {name} != {self.const(value)}"
+                )
         for name in graph.constants:
             emit(f"    {name} = _const_{name}")
             self.namespace[f"_const_{name}"] = graph.constants[name]
@@ -90,7 +104,9 @@ class WrapperBuilder:
             emit("        return _fallback(args, 'inputs differ from the compiled example')")
         if grad_checks:
             emit(f"    if _grad_enabled() and ({' or '.join(grad_checks)}):")
-            emit("        return _fallback(args, 'autograd is needed (grad mode on, inputs require grad)')")
+            emit(
+                "        return _fallback(args, 'autograd is needed (grad mode on, inputs require grad)')"
+            )
         self._emit_steps()
         self._emit_return()
         return "\n".join(self.lines)
@@ -99,6 +115,10 @@ class WrapperBuilder:
         emit = self.lines.append
         last_read = buffer_readers(self.steps)
         output_names = {v.buffer.name for v in self.graph.outputs if isinstance(v, BufferView)}
+        # an extern may return views of its inputs: buffers it reads are never reused
+        keep = output_names | {
+            name for s in self.steps if isinstance(s, ExternCall) for name in extern_arg_buffers(s)
+        }
         free: dict[tuple[Any, ...], list[str]] = {}
         pending_free: list[tuple[int, str, tuple[Any, ...]]] = []
         for position, step in enumerate(self.steps):
@@ -112,12 +132,16 @@ class WrapperBuilder:
                     if buffer.name not in step.stored:
                         continue
                     key = (buffer.size, buffer.stride, buffer.dtype)
-                    if free.get(key) and buffer.name not in output_names:
+                    if free.get(key) and buffer.name not in keep:
                         emit(f"    {buffer.name} = {free[key].pop()}")
                     else:
-                        emit(f"    {buffer.name} = _empty({buffer.size!r}, {buffer.stride!r}, dtype={self.const(buffer.dtype)})")
-                    if buffer.name not in output_names:
-                        pending_free.append((last_read.get(buffer.name, position), buffer.name, key))
+                        emit(
+                            f"    {buffer.name} = _empty({buffer.size!r}, {buffer.stride!r}, dtype={self.const(buffer.dtype)})"
+                        )
+                    if buffer.name not in keep:
+                        pending_free.append(
+                            (last_read.get(buffer.name, position), buffer.name, key)
+                        )
                 spec = self.kernels.kernels[step.name]
                 self.namespace[f"_k_{step.name}"] = None  # bound when the library is loaded
                 call = f"_k_{step.name}({', '.join(f'{n}.data_ptr()' for n in spec.buffers)})"
@@ -142,7 +166,9 @@ class WrapperBuilder:
             source = result if call.single_output else f"{result}[{buffer.path[0]}]"
             emit(f"    {buffer.name} = {source}")
             emit(f"    if {buffer.name}.stride() != {buffer.stride!r}:")
-            emit(f"        {buffer.name} = _empty({buffer.size!r}, {buffer.stride!r}, dtype={buffer.name}.dtype).copy_({buffer.name})")
+            emit(
+                f"        {buffer.name} = _empty({buffer.size!r}, {buffer.stride!r}, dtype={buffer.name}.dtype).copy_({buffer.name})"
+            )
 
     def _emit_return(self) -> None:
         leaves = [self.arg(v) for v in self.graph.outputs]
@@ -161,4 +187,10 @@ class WrapperBuilder:
 
 
 def stored_computed(steps: list[Step]) -> list[ComputedBuffer]:
-    return [n.buffer for s in steps if isinstance(s, FusedGroup) for n in s.nodes if n.buffer.name in s.stored]
+    return [
+        n.buffer
+        for s in steps
+        if isinstance(s, FusedGroup)
+        for n in s.nodes
+        if n.buffer.name in s.stored
+    ]

@@ -137,24 +137,24 @@ def _build(tx, value: Any, source) -> VariableTracker:
     if _is_builtin(value):
         _guard(tx, source, GuardKind.ID_MATCH, value)
         return BuiltinVariable(value, source)
-    if isinstance(value, types.FunctionType):
-        _guard(tx, source, GuardKind.ID_MATCH, value)
-        if getattr(value, "_framejit_disabled", False):
-            return SkippedFunctionVariable(value, source)
-        if is_torch_callable(value):
-            return TorchFunctionVariable(value, source)
-        return UserFunctionVariable(value, source)
-    if is_torch_callable(value):
-        _guard(tx, source, GuardKind.ID_MATCH, value)
-        return TorchFunctionVariable(value, source)
     if isinstance(value, types.MethodType):
         self_source = AttrSource(source, "__self__") if source is not None else None
         obj = wrap(tx, value.__self__, self_source)
         func_source = AttrSource(source, "__func__") if source is not None else None
         _guard(tx, func_source, GuardKind.ID_MATCH, value.__func__)
         if not isinstance(value.__func__, types.FunctionType):
-            raise Unsupported("bound method of a non-Python function")
+            return OpaqueVariable(value, source, "bound method of a non-Python function")
         return UserMethodVariable(value.__func__, obj, source)
+    if isinstance(value, types.FunctionType):
+        _guard(tx, source, GuardKind.ID_MATCH, value)
+        if getattr(value, "_framejit_disabled", False):
+            return SkippedFunctionVariable(value, source)
+        if is_torch_callable(value) and not _is_module_method(value):
+            return TorchFunctionVariable(value, source)
+        return UserFunctionVariable(value, source)
+    if is_torch_callable(value):
+        _guard(tx, source, GuardKind.ID_MATCH, value)
+        return TorchFunctionVariable(value, source)
     if isinstance(value, functools.partial):
         _guard(tx, source, GuardKind.TYPE_MATCH, value)
         func = wrap(tx, value.func, AttrSource(source, "func") if source else None)
@@ -174,6 +174,11 @@ def _build(tx, value: Any, source) -> VariableTracker:
         return OpaqueVariable(value, source, f"{type(value).__name__} object")
     _guard(tx, source, GuardKind.TYPE_MATCH, value)
     return UserDefinedObjectVariable(value, source)
+
+
+def _is_module_method(fn: types.FunctionType) -> bool:
+    """Methods of torch.nn modules (forward, helpers) are inlined like user code."""
+    return (getattr(fn, "__module__", "") or "").startswith("torch.nn.modules") and "." in fn.__qualname__
 
 
 def _hashable_in(value: Any, table) -> bool:
@@ -212,9 +217,7 @@ def wrap_tensor(tx, value: torch.Tensor, source) -> VariableTracker:
     if not dims:
         tx.output.add_guard(AttrSource(source, DYNAMIC_DIMS_ATTR), GuardKind.HASATTR, False, origin=tx.origin())
     graph_input = tx.output.graph_input(source, value)
-    vt = TensorVariable(graph_input.node, graph_input.example, source)
-    vt.dynamic = bool(dims)
-    return vt
+    return TensorVariable(graph_input.node, graph_input.example, source, dynamic=bool(dims))
 
 
 def wrap_parameter(tx, module_vt: NNModuleVariable, name: str, value, buffer: bool) -> VariableTracker:

@@ -203,6 +203,7 @@ def _len(tx, obj):
     if isinstance(obj, (BaseListVariable, DictVariable)):
         return ConstantVariable(len(obj.items))
     if isinstance(obj, TensorVariable):
+        obj.check_static("len()")
         if obj.example.dim() == 0:
             raise Unsupported("TypeError: len() of a 0-d tensor")
         return ConstantVariable(int(obj.example.shape[0]))

@@ -425,10 +425,14 @@ class IteratorVariable(VariableTracker):
     def reconstruct(self, cg) -> None:
         cg.push_null()
         cg.load_const(iter)
+        self.reconstruct_remaining(cg)
+        cg.call(1)
+
+    def reconstruct_remaining(self, cg) -> None:
+        """The items still to come, as a tuple."""
         for item in self.items[self.index :]:
             item.reconstruct(cg)
         cg.build_tuple(len(self.items) - self.index)
-        cg.call(1)
 
     def call_method(self, tx, name: str, args, kwargs):
         if name == "__next__":

@@ -46,10 +46,19 @@ METADATA_ATTRS = {
 
 
 class TensorVariable(VariableTracker):
-    def __init__(self, node, example: torch.Tensor, source=None):
+    # `dynamic`: derived from a tensor with fj.mark_dynamic dims.  This round traces them with
+    # the example sizes, so a size must never become a Python value (it would be baked in).
+    dynamic = False
+
+    def __init__(self, node, example: torch.Tensor, source=None, dynamic: bool = False):
         self.node = node
         self.example = example
         self.source = source
+        self.dynamic = dynamic
+
+    def check_static(self, what: str) -> None:
+        if self.dynamic:
+            raise Unsupported(f"{what} of a tensor with dynamic dims used as a Python value")
 
     def python_type(self) -> type:
         return type(self.example) if not _is_fake(self.example) else torch.Tensor
@@ -76,6 +85,7 @@ class TensorVariable(VariableTracker):
         raise Unsupported("data-dependent branch: if on a Tensor")
 
     def unpack(self, tx) -> list[VariableTracker]:
+        self.check_static("iteration")
         if self.example.dim() == 0:
             raise Unsupported("iteration over a 0-d tensor")
         return [
@@ -89,6 +99,7 @@ class TensorVariable(VariableTracker):
         from .containers import SizeVariable
 
         if name == "shape":
+            self.check_static("shape")
             return SizeVariable([ConstantVariable(int(s)) for s in self.example.shape])
         if name in METADATA_ATTRS:
             return ConstantVariable(getattr(self.example, name))
@@ -130,6 +141,8 @@ class TensorMethodVariable(VariableTracker):
         name = self.name
         if name in DATA_DEPENDENT_METHODS:
             raise Unsupported(f"data-dependent: Tensor.{name}()")
+        if name in ("size", "stride", "numel", "nelement", "is_contiguous"):
+            self.tensor.check_static(name)
         if name in ("size", "stride") and not kwargs:
             return _size_like(self.tensor, name, args)
         if name in ("dim", "ndimension", "numel", "nelement", "element_size", "is_contiguous",
@@ -163,12 +176,14 @@ def _is_fake(value: Any) -> bool:
     return isinstance(value, FakeTensor)
 
 
-def wrap_op_result(output, node, example) -> VariableTracker:
+def wrap_op_result(output, node, example, dynamic: bool = False) -> VariableTracker:
     """Turn an op's example result into trackers; non-tensor results of pure ops fold to constants."""
     from .containers import SizeVariable, TupleVariable
 
     if isinstance(example, torch.Tensor):
-        return TensorVariable(node, example)
+        return TensorVariable(node, example, dynamic=dynamic)
+    if dynamic and not isinstance(example, (tuple, list)) and example is not None:
+        raise Unsupported("a size-dependent value of a tensor with dynamic dims")
     if isinstance(example, torch.Size):
         _drop_if_unused(output, node)
         return SizeVariable([ConstantVariable(int(s)) for s in example])
@@ -176,7 +191,7 @@ def wrap_op_result(output, node, example) -> VariableTracker:
         items: list[VariableTracker] = []
         for i, item in enumerate(example):
             if isinstance(item, torch.Tensor):
-                items.append(TensorVariable(output.getitem_node(node, i, item), item))
+                items.append(TensorVariable(output.getitem_node(node, i, item), item, dynamic=dynamic))
             elif is_constant_value(item):
                 items.append(ConstantVariable(item))
             else:

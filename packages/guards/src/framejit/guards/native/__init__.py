@@ -132,4 +132,3 @@ def helper(name: str, fallback: Any) -> Any:
 def unavailable_reason() -> str | None:
     """Why ``load()`` returned None (None while loaded or not tried yet)."""
     return _failed
-

@@ -5,8 +5,7 @@
 // at::Tensor directly (no Python attribute getters, no temporary torch.Size objects).
 // GlobalState: the body of ___check_global_state(), comparing thread/process state
 // (default dtype, autocast, torch-function/dispatch mode stacks, ...) in one call.
-// Plus two helpers: hasattr without the cost of a raised AttributeError, and a
-// no-aliasing check over many objects.
+// Plus check_no_aliasing(*objs) for NO_TENSOR_ALIASING over many sources.
 // Semantics match the pure-Python TensorSpec.mismatch (tensor_spec.py) and
 // make_check_global_state (global_state.py) exactly: the tests run both.
 //
@@ -361,27 +360,6 @@ PyTypeObject GlobalStateType = {
     PyVarObject_HEAD_INIT(nullptr, 0)
 };
 
-// hasattr(obj, name) without building the AttributeError a miss raises in the builtin
-// (the costly part of a "not marked dynamic" check on a tensor).  Same result as
-// builtins.hasattr; other exceptions propagate.
-PyObject* fast_hasattr(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
-  if (nargs != 2 || !PyUnicode_Check(args[1])) {
-    PyErr_SetString(PyExc_TypeError, "hasattr(obj, name: str)");
-    return nullptr;
-  }
-  PyObject* result = nullptr;
-#if PY_VERSION_HEX >= 0x030D0000
-  int found = PyObject_GetOptionalAttr(args[0], args[1], &result);
-#else
-  int found = _PyObject_LookupAttr(args[0], args[1], &result);
-#endif
-  if (found < 0) {
-    return nullptr;
-  }
-  Py_XDECREF(result);
-  return PyBool_FromLong(found);
-}
-
 // check_no_aliasing(*objs): true when no two arguments are the same object.
 PyObject* check_no_aliasing(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs <= 16) {
@@ -403,8 +381,6 @@ PyObject* check_no_aliasing(PyObject* /*module*/, PyObject* const* args, Py_ssiz
 }
 
 PyMethodDef module_methods[] = {
-    {"hasattr", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(fast_hasattr)),
-     METH_FASTCALL, "hasattr(obj, name) -> bool, without raising on a miss"},
     {"check_no_aliasing",
      reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(check_no_aliasing)),
      METH_FASTCALL, "check_no_aliasing(*objs) -> bool: no object passed twice"},

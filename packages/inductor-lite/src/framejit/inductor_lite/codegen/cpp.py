@@ -15,7 +15,7 @@ import torch
 from ..config import config
 from ..ir import Buffer
 from ..ops import use_handler
-from ..scheduler import INNER, OUTER, FusedGroup, NodeLoops, local_read
+from ..scheduler import INNER, OUTER, FusedGroup, NodeLoops
 from .common import GeneratedKernels, KernelSpec
 from .cpp_prelude import PRELUDE
 
@@ -178,7 +178,7 @@ class CppKernelOps:
         if local is not None:
             return local
         buffer = self.kernel.buffers[name]
-        pointer = self.kernel.pointer(name, write=False)
+        pointer, index = self.kernel.address(name, index, write=False)
         expr = f"{pointer}[{cexpr(index)}]"
         if buffer.dtype == torch.bfloat16:
             expr = f"fj_bf16_to_float({expr})"
@@ -247,6 +247,13 @@ class CppKernel:
         self.params[name] = self.params.get(name, False) or write
         return f"p_{name}"
 
+    def address(self, name: str, index: sympy.Expr, write: bool) -> tuple[str, sympy.Expr]:
+        """Pointer and index: a global buffer, or the block-local array of this outer index."""
+        if name in self.group.block_local:
+            _, inner = outer_part(index, OUTER[: len(self.group.outer)])
+            return f"l_{name}", inner
+        return self.pointer(name, write), index
+
     # ------------------------------------------------------------------ rendering
 
     def render(self) -> tuple[str, KernelSpec]:
@@ -257,6 +264,11 @@ class CppKernel:
         outer_loops = list(zip(OUTER, group.outer, strict=False))
         depth = len(outer_loops)
         inner_body: list[str] = []
+        for node in group.nodes:
+            if node.buffer.name in group.block_local:
+                ctype = STORAGE_TYPES[node.buffer.dtype]
+                block = math.prod(node.inner_ranges)
+                inner_body.append(f"alignas(64) {ctype} l_{node.buffer.name}[{block}];")
         for nest in group.nests:
             if nest[0].is_reduction:
                 self._reduction(nest[0], inner_body, parallel=not parallel_outer)
@@ -301,10 +313,10 @@ class CppKernel:
         handler = CppKernelOps(self, lines)
         value = handler.to_dtype(value, buffer.dtype)
         self.locals[(buffer.name, node.store_index)] = value
-        if buffer.name in self.group.stored:
-            pointer = self.pointer(buffer.name, write=True)
+        if buffer.name in self.group.stored or buffer.name in self.group.block_local:
+            pointer, index = self.address(buffer.name, node.store_index, write=True)
             expr = f"fj_float_to_bf16({value})" if buffer.dtype == torch.bfloat16 else str(value)
-            lines.append(f"{pointer}[{cexpr(node.store_index)}] = {expr};")
+            lines.append(f"{pointer}[{cexpr(index)}] = {expr};")
 
     def _pointwise_nest(self, nest: list[NodeLoops], out: list[str]) -> None:
         ranges = nest[0].inner_ranges
@@ -382,7 +394,10 @@ class CppKernel:
         else:
             linear = cexpr(
                 sum(
-                    (r * s for r, s in zip(node.rindex, _strides(node.reduction_ranges), strict=True)),
+                    (
+                        r * s
+                        for r, s in zip(node.rindex, _strides(node.reduction_ranges), strict=True)
+                    ),
                     sympy.Integer(0),
                 )
             )

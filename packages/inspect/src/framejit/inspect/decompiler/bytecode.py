@@ -65,6 +65,14 @@ class Bytecode:
     by_offset: dict[int, int] = field(default_factory=dict)
     normal_reachable: set[int] = field(default_factory=set)
     backward_sources: dict[int, list[int]] = field(default_factory=dict)
+    exit_blocks: dict[int, tuple] = field(default_factory=dict)
+
+    def same_exit(self, a: int, b: int) -> bool:
+        """Whether jumping to ``a`` or to ``b`` does the same (equal or duplicated exit blocks)."""
+        if a == b:
+            return True
+        sig = self.exit_blocks.get(a)
+        return sig is not None and sig == self.exit_blocks.get(b)
 
     def __len__(self) -> int:
         return len(self.instrs)
@@ -146,6 +154,7 @@ def read(code: types.CodeType, table: VersionTable = CURRENT) -> Bytecode:
         for s, e, t, d, lasti in parse_exception_table(code)
     ]
     bc = Bytecode(code, instrs, exceptions, table, by_offset)
+    bc.exit_blocks = _exit_blocks(instrs, exceptions)
     bc.normal_reachable = _reachable(instrs)
     for ins in instrs:
         # JUMP_BACKWARD_NO_INTERRUPT closes the SEND loop of ``yield from``/``await``, not a user loop
@@ -173,3 +182,23 @@ def _reachable(instrs: list[Instr], start: int = 0) -> set[int]:
         if ins.opname not in TERMINATORS:
             work.append(i + 1)
     return seen
+
+
+def _exit_blocks(instrs: list[Instr], exceptions: list[ExceptionEntry]) -> dict[int, tuple]:
+    """Start index -> signature of each ``return <constant or local>`` block.
+
+    CPython 3.11 copies small exit blocks to every jump that reaches them, so one
+    source-level exit can have several labels; equal signatures mark the copies.
+    """
+
+    def handler(index: int) -> int | None:
+        for entry in exceptions:
+            if entry.start <= index < entry.end:
+                return entry.target
+        return None
+
+    return {
+        ins.index: (ins.signature(), handler(ins.index))
+        for ins in instrs[:-1]
+        if ins.opname in ("LOAD_CONST", "LOAD_FAST") and instrs[ins.index + 1].opname == "RETURN_VALUE"
+    }

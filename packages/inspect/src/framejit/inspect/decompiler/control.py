@@ -17,7 +17,7 @@ import ast
 from dataclasses import dataclass
 
 from .engine import Block, Loop, SandboxAbort, Unsupported
-from .values import ExceptionValue, Iterator, comment
+from .values import ExceptionValue, Iterator
 from .versions import KEEP_JUMPS, POP_JUMPS
 
 
@@ -74,7 +74,7 @@ class ControlFlow:
         if (
             i in self.bc.backward_sources
             and i not in self.in_progress
-            and self.ins[i].opname != "FOR_ITER"
+            and self._first_real(i).opname != "FOR_ITER"
         ):
             if blk.sandbox:
                 raise SandboxAbort("loop in a trial run")
@@ -153,8 +153,8 @@ class ControlFlow:
     def _choose_chain(self, nodes: list[CondNode]) -> tuple[ast.expr, int, int, int]:
         """(test, nodes used, false target E, true target T) for the longest consistent chain."""
         for k in range(len(nodes), 0, -1):
-            chain = nodes[:k]
-            fall, false = chain[-1].index + 1, chain[-1].target
+            fall, false = nodes[k - 1].index + 1, nodes[k - 1].target
+            chain = [self._retarget(n, fall, false) for n in nodes[:k]]
             if k > 1 and (false == fall or any(n.target == n.index + 1 for n in chain)):
                 continue
             allowed = {n.start for n in chain[1:]} | {fall, false}
@@ -166,6 +166,23 @@ class ControlFlow:
                 continue
         first = nodes[0]
         return _literal(first.test, not first.jump_when), 1, first.target, first.index + 1
+
+    def _retarget(self, node: CondNode, fall: int, false: int) -> CondNode:
+        """A test jumping to a duplicate of the chain's exit block jumps to the exit itself."""
+        for label in (false, fall):
+            if node.target != label and self.bc.same_exit(node.target, label):
+                return CondNode(node.test, node.jump_when, node.start, node.index, label)
+        return node
+
+    def _bottom_tested_loop(self, fall: int, false: int) -> int | None:
+        """The end of a loop starting at ``fall`` whose repeated test exits like ``false``."""
+        if fall not in self.bc.backward_sources:
+            return None
+        end = self._loop_end(fall)
+        closing = self.ins[end]
+        if closing.is_cond_jump and closing.target == fall and self.bc.same_exit(false, end + 1):
+            return end
+        return None
 
     def POP_JUMP_IF_FALSE(self, ins, blk: Block):
         value = self.pop(blk)
@@ -183,6 +200,9 @@ class ControlFlow:
             and jump.index > nodes[k - 1].index
         ):
             return self._while_cond(start, test, fall, false, blk)
+        loop_end = self._bottom_tested_loop(fall, false) if false > fall else None
+        if loop_end is not None:  # the loop's exits are duplicated ``return`` blocks
+            return self._while_cond(start, test, fall, loop_end + 1, blk)
         loop_stmt = self._loop_jump(false, blk)
         if loop_stmt is not None or false <= ins.index:
             loop = blk.loops[-1] if blk.loops else None
@@ -191,7 +211,7 @@ class ControlFlow:
                 body = self.run(fall, blk.stop, blk.stack, blk)
                 blk.emit(ast.If(test, body.out or [ast.Pass()], []))
                 return blk.stop
-            stmt = loop_stmt or comment(f"goto offset {self._offset(false)} (unstructured jump)")
+            stmt = loop_stmt or self._goto(false, "unstructured jump")
             blk.emit(ast.If(negate(test), [stmt], []))
             return fall
         return self._if_statement(test, fall, false, blk)
@@ -276,7 +296,7 @@ class ControlFlow:
             return min(ins.target, blk.stop)
         if self._reenter_loop(ins.target, blk):
             return ins.target
-        blk.emit(comment(f"goto offset {self._offset(ins.target)} (unstructured jump)"))
+        blk.emit(self._goto(ins.target, "unstructured jump"))
         return blk.stop
 
     def _reenter_loop(self, target: int, blk: Block) -> bool:
@@ -306,8 +326,28 @@ class ControlFlow:
                 or target == outer.break_target
                 or target in outer.break_aliases
             ):
-                return comment(f"goto offset {self._offset(target)} (leaves an outer loop)")
+                return self._goto(target, "leaves an outer loop")
         return None
+
+    def _goto(self, target: int, why: str) -> ast.stmt:
+        """A jump with no Python equivalent: shown as a statement that fails loudly if run."""
+        message = f"framejit.inspect: goto offset {self._offset(target)} ({why}) has no Python equivalent"
+        return ast.Raise(ast.Call(ast.Name("NotImplementedError"), [ast.Constant(message)], []), None)
+
+    def _first_real(self, i: int):
+        """The first instruction at or after ``i`` that is not a no-op (EXTENDED_ARG, NOP)."""
+        while i < len(self.ins) - 1 and self.ins[i].opname in self.bc.table.ignored:
+            i += 1
+        return self.ins[i]
+
+    def _head_aliases(self, head: int) -> set[int]:
+        """``head`` and the no-op instructions right after it (``while 1:`` starts with a NOP)."""
+        heads = {head}
+        j = head
+        while j < len(self.ins) - 1 and self.ins[j].opname in self.bc.table.ignored:
+            j += 1
+            heads.add(j)
+        return heads
 
     def _offset(self, index: int) -> int:
         return self.ins[index].offset if index < len(self.ins) else self.ins[-1].offset + 2
@@ -341,7 +381,12 @@ class ControlFlow:
         source = self.pop_raw(blk)
         iterable = source.expr if isinstance(source, Iterator) else self.expr(source, blk)
         exit_ = ins.target
-        closers = [s for s in self.bc.backward_sources.get(ins.index, []) if s < exit_]
+        heads = {ins.index}
+        j = ins.index - 1
+        while j >= 0 and self.ins[j].raw_opname == "EXTENDED_ARG":  # jumps land on the prefix
+            heads.add(j)
+            j -= 1
+        closers = [s for h in heads for s in self.bc.backward_sources.get(h, []) if s < exit_]
         body_end = max(closers) if closers else exit_
         slot = Slot()
         trial = self.run_until_complete(
@@ -352,7 +397,7 @@ class ControlFlow:
         body_start, body_stack = trial
         break_target = self._break_target(ins.index + 1, body_end, exit_, blk.stop)
         loop = Loop(
-            frozenset({ins.index}), break_target, body_end, self._aliases(exit_, break_target)
+            frozenset(heads), break_target, body_end, self._aliases(exit_, break_target)
         )
         body = self.run(body_start, body_end, body_stack, blk, loops=(*blk.loops, loop))
         orelse = self.run(exit_, break_target, blk.stack, blk).out if break_target > exit_ else []
@@ -367,7 +412,7 @@ class ControlFlow:
             for target, sources in self.bc.backward_sources.items():
                 if (
                     head < target <= end
-                    and self.ins[target].opname != "FOR_ITER"
+                    and self._first_real(target).opname != "FOR_ITER"
                     and max(sources) > end
                 ):
                     end, changed = max(sources), True
@@ -382,16 +427,17 @@ class ControlFlow:
             nodes = self._trial_chain(head, blk)
             if nodes:
                 test, _, false, fall = self._choose_chain(nodes)
-                if fall == closing.target and false == end + 1:
-                    return self._while_cond(head, test, fall, false, blk)
-        self.in_progress.add(head)
+                if fall == closing.target and self.bc.same_exit(false, end + 1):
+                    return self._while_cond(head, test, fall, end + 1, blk)
+        heads = self._head_aliases(head)
+        self.in_progress.update(heads)
         bottom_test = (
             closing.is_cond_jump and closing.target == head
         )  # ``while True: ... if c: continue; break``
         break_target = self._break_target(head, end, end + 1, blk.stop)
         # with a bottom test, falling off the body is not a ``continue``: no body_end shortcut
         loop = Loop(
-            frozenset({head}),
+            frozenset(heads),
             break_target,
             -1 if bottom_test else end,
             self._aliases(end + 1, break_target),
@@ -403,7 +449,7 @@ class ControlFlow:
                 raise Unsupported("loop test at the bottom")
             stays = self._node(self.expr(body.stack[-1], blk), closing, end)
             statements.append(ast.If(_literal(stays.test, not stays.jump_when), [ast.Break()], []))
-        elif closing.opname != "JUMP":
+        elif closing.opname != "JUMP" or closing.target not in heads:
             raise Unsupported("loop closed by an unrecognised jump")
         blk.emit(ast.While(ast.Constant(True), statements or [ast.Pass()], []))
         return max(break_target, end + 1)
@@ -434,10 +480,11 @@ class ControlFlow:
         top_sig = [i.signature() for i in self.ins[start:fall] if not i.is_jump]
         bottom_sig = [i.signature() for i in self.ins[bottom:false] if not i.is_jump]
         body_end = bottom if bottom >= fall and top_sig == bottom_sig else false
-        self.in_progress.update({start, fall})
+        heads = self._head_aliases(start) | self._head_aliases(fall)
+        self.in_progress.update(heads)
         break_target = self._break_target(fall, body_end, false, blk.stop)
         loop = Loop(
-            frozenset({start, fall}), break_target, body_end, self._aliases(false, break_target)
+            frozenset(heads), break_target, body_end, self._aliases(false, break_target)
         )
         body = self.run(fall, body_end, blk.stack, blk, loops=(*blk.loops, loop))
         orelse = self.run(false, break_target, blk.stack, blk).out if break_target > false else []
@@ -539,15 +586,22 @@ class ControlFlow:
             n > 0 and [i.signature() for i in self.ins[body_end : body_end + n]] == signature
         )
         body = self.run(start, body_end, blk.stack, blk)
+        after = body_end + n if normal_copy else body_end
+        if normal_copy and len(body.stack) > len(blk.stack):
+            # ``return value`` in the body: the value waits on the stack while the finally copy runs
+            tail = self.run(after, after + 1, body.stack, blk)
+            body.out.extend(tail.out)
+            after += 1
         handler_stack = [*blk.stack, ExceptionValue(), ExceptionValue()]
         final = self.run(fin_start, fin_end, handler_stack, blk, reach=self.reach_from(handler))
         blk.emit(ast.Try(body.out or [ast.Pass()], [], [], final.out or [ast.Pass()]))
-        return body_end + n if normal_copy else body_end
+        return after
 
     def _try_except(
         self, start: int, body_end: int, handler: int, limit: int, after_cleanup, blk: Block
     ) -> int:
         body = self.run(start, body_end, blk.stack, blk)
+        body_end = max(body_end, min(body.end, handler))  # a branch may run past the table range
         reach = self.reach_from(handler)
         handlers: list[ast.ExceptHandler] = []
         base = [*blk.stack, ExceptionValue()]
@@ -567,10 +621,13 @@ class ControlFlow:
                 raise Unsupported("except clause layout")
             type_blk = self.run(p, match, [*base, ExceptionValue()], blk, reach=reach)
             exc_type = self.expr(type_blk.stack[-1], blk)
-            next_clause = self.ins[match + 1].target
-            bind = self.ins[match + 2]
+            jump = self.next_ins(match)
+            bind = self.next_ins(jump.index) if jump is not None else None
+            if jump is None or bind is None or jump.target is None:
+                raise Unsupported("except clause layout")
+            next_clause = jump.target
             name = bind.argval if bind.opname.startswith("STORE_") else None
-            clause = self.run(match + 3, next_clause, base, blk, reach=reach)
+            clause = self.run(bind.index + 1, next_clause, base, blk, reach=reach)
             handlers.append(ast.ExceptHandler(exc_type, name, clause.out or [ast.Pass()]))
             p = next_clause
         boundary = after_cleanup if after_cleanup is not None else limit

@@ -651,8 +651,17 @@ class ExpressionOps:
         return blk.stop if self._ends_block(ins.index, blk) else None
 
     def _ends_block(self, i: int, blk: Block) -> bool:
-        """After a terminator, the rest of the block is dead unless a jump lands in it."""
-        return not any(j in self.jump_targets for j in range(i + 1, blk.stop))
+        """After a terminator, the rest of the block is dead unless a jump lands in it.
+
+        Duplicated ``return`` blocks right after a terminator are dead too: the tests that
+        jump to them were folded into the structure already (see ``Bytecode.same_exit``).
+        """
+        j = i + 1
+        while j + 1 < blk.stop and j in self.bc.exit_blocks:
+            j += 2
+        if j >= blk.stop:
+            return True
+        return not any(k in self.jump_targets for k in range(i + 1, blk.stop))
 
     def PRINT_EXPR(self, ins, blk: Block):
         blk.emit(ast.Expr(self.pop(blk)))
