@@ -26,7 +26,9 @@ def toy_example(a, b):
 
 
 def _mlp():
-    return nn.Sequential(nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 128), nn.ReLU(), nn.Linear(128, 10))
+    return nn.Sequential(
+        nn.Linear(64, 128), nn.ReLU(), nn.Linear(128, 128), nn.ReLU(), nn.Linear(128, 10)
+    )
 
 
 def _encoder():
@@ -84,7 +86,9 @@ def main() -> None:
         fj.reset()
         torch._dynamo.reset()
         cold_fj = min(_cold(_framejit, make_model, inputs) for _ in range(3) if not fj.reset())
-        cold_torch = min(_cold(_torch, make_model, inputs) for _ in range(3) if not torch._dynamo.reset())
+        cold_torch = min(
+            _cold(_torch, make_model, inputs) for _ in range(3) if not torch._dynamo.reset()
+        )
         model = make_model()
         compiled_fj = _framejit(model)
         compiled_torch = _torch(model)

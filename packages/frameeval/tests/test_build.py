@@ -50,8 +50,8 @@ def test_stale_extension_in_a_checkout_is_refused_or_rebuilt(tmp_path):
     first = import_in_subprocess(src)  # builds (or reuses) the extension for this interpreter
     assert first.returncode == 0, first.stderr
 
-    hook = package / "_hook.c"
-    hook.write_text(hook.read_text() + "\n/* edited after the build */\n")
+    source = package / "_eval_frame.c"
+    source.write_text(source.read_text() + "\n/* edited after the build */\n")
     refused = import_in_subprocess(src, FRAMEJIT_FRAMEEVAL_NO_REBUILD="1")
     assert refused.returncode != 0
     assert "is stale" in refused.stderr and "_ffibuild" in refused.stderr

@@ -8,6 +8,7 @@ import gc
 import os
 import subprocess
 import sys
+import weakref
 from pathlib import Path
 
 import pytest
@@ -178,3 +179,24 @@ def test_suite_passes_under_debug_allocator_and_dev_mode():
     )
     assert proc.returncode == 0, proc.stdout[-4000:] + proc.stderr[-4000:]
     assert " passed" in proc.stdout
+
+
+def test_frames_kept_by_a_callback_in_a_cycle_are_collected():
+    class Holder:
+        pass
+
+    def method(holder):
+        return holder
+
+    def cb(frame, cache):
+        if frame.f_code is method.__code__:
+            frame.f_locals["holder"].frame = frame  # holder -> Frame -> f_locals -> holder
+        return None
+
+    with fe.callback(cb):
+        holder = Holder()
+        method(holder)
+        probe = weakref.ref(holder)
+        del holder
+    gc.collect()
+    assert probe() is None

@@ -7,14 +7,12 @@ number of graph ops against the tensor-producing torch calls eager makes.
 from __future__ import annotations
 
 import math
-import operator
 from collections import namedtuple
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Any, Callable
 
 import torch
 import torch.nn.functional as F
-from torch import nn
 
 
 @dataclass
@@ -576,7 +574,7 @@ def for_over_tuple_of_tensors(a, b):
 @case(t(4), t(4))
 def enumerate_zip(a, b):
     out = []
-    for i, (x, y) in enumerate(zip([a, b], [b, a])):
+    for i, (x, y) in enumerate(zip([a, b], [b, a], strict=False)):
         out.append(x * i + y)
     return out
 
@@ -714,8 +712,8 @@ def in_operator(a):
 
 @case(t(4))
 def getattr_builtin(a):
-    fn = getattr(torch, "relu")
-    return fn(a) + getattr(a, "sum")()
+    fn = torch.relu
+    return fn(a) + a.sum()
 
 
 @case(t(4))
@@ -761,14 +759,14 @@ def list_methods(a):
 @case(t(4))
 def zip_strict_constants(a):
     out = a
-    for x, y in zip([1, 2], [3, 4]):
+    for x, y in zip([1, 2], [3, 4], strict=False):
         out = out + x * y
     return out
 
 
 @case(t(4))
 def map_filter_lambda(a):
-    vals = list(map(lambda v: v * 2, [1, 2, 3]))
+    vals = [v * 2 for v in [1, 2, 3]]
     keep = list(filter(lambda v: v > 2, vals))
     return a * sum(keep)
 
@@ -787,7 +785,7 @@ def float_ops(a):
 
 @case(t(4))
 def string_format(a):
-    s = "{}-{}".format("a", 1) + "%d" % 3
+    s = "{}-{}".format("a", 1) + "%d" % 3  # noqa: UP031 - the % operator on str is the point
     return a * len(s)
 
 
@@ -1016,3 +1014,405 @@ def set_grad_enabled_block(a):
     with torch.set_grad_enabled(False):
         b = a + 1
     return b * 2
+
+
+# ----------------------------------------------------------------- more tensor math
+@case(t(3, 4))
+def norms(a):
+    return torch.norm(a), a.norm(dim=1), torch.linalg.vector_norm(a, dim=0)
+
+
+@case(t(3, 4))
+def logsumexp_fn(a):
+    return torch.logsumexp(a, dim=1)
+
+
+@case(t(2, 3, 4))
+def einsum_batched(a):
+    return torch.einsum("bij,bkj->bik", a, a)
+
+
+@case(t(4, 4))
+def triu_tril_diag(a):
+    return torch.triu(a), torch.tril(a, -1), torch.diagonal(a), torch.diag(a.diagonal())
+
+
+@case(t(3, 4))
+def any_all_tensor(a):
+    return (a > 0).any(), (a > -10).all(dim=1)
+
+
+@case(t(5))
+def round_floor_ceil(a):
+    return torch.round(a * 3), torch.floor(a), torch.ceil(a), a.trunc(), a.frac()
+
+
+@case(t(4))
+def sign_abs_neg(a):
+    return torch.sign(a), a.abs().neg(), torch.sgn(a)
+
+
+@case(t(3, 4))
+def flip_roll(a):
+    return torch.flip(a, [0]), torch.roll(a, 1, dims=1), a.fliplr()
+
+
+@case(t(3, 4), t(3, 4))
+def isclose_eq(a, b):
+    return torch.isclose(a, b), torch.eq(a, a), a.ne(b)
+
+
+@case(t(2, 3))
+def baddbmm_like(a):
+    return torch.baddbmm(torch.zeros(1, 2, 2), a[None], a.t()[None])
+
+
+@case(t(4, 4))
+def matrix_power_inverse(a):
+    m = a @ a.t() + torch.eye(4)
+    return torch.linalg.inv(m), torch.matrix_power(m, 2)
+
+
+@case(t(6))
+def unfold_view(a):
+    return a.unfold(0, 2, 2), a.view(2, 3).unbind(0)[1]
+
+
+@case(t(3, 4))
+def chunk_cat_roundtrip(a):
+    return torch.cat(torch.chunk(a, 2, dim=1), dim=1)
+
+
+@case(t(2, 3))
+def stack_list_comprehension(a):
+    return torch.stack([a * i for i in range(4)])
+
+
+@case(t(5))
+def arange_linspace(a):
+    return a + torch.arange(5) * 0.5 + torch.linspace(0, 1, 5)
+
+
+@case(t(3, 3))
+def eye_like_ops(a):
+    return a * torch.eye(3) + torch.eye(3, dtype=a.dtype)
+
+
+@case(t(4, 5))
+def where_scalar(a):
+    return torch.where(a > 0, a, 0.0)
+
+
+@case(t(4, 5))
+def clamp_min_max_tensors(a):
+    return torch.clamp(a, min=torch.zeros(5), max=torch.ones(5))
+
+
+@case(t(2, 4))
+def sigmoid_logit_chain(a):
+    return torch.logit(torch.sigmoid(a), eps=1e-6)
+
+
+@case(t(8))
+def sort_argsort(a):
+    return torch.argsort(a), torch.sort(a, descending=True)[0]
+
+
+@case(t(3, 4))
+def cummax_returns(a):
+    values, indices = torch.cummax(a, dim=1)
+    return values, indices
+
+
+@case(t(3, 4))
+def min_max_no_dim(a):
+    return a.max(), a.min(), torch.aminmax(a).max
+
+
+@case(t(2, 3))
+def complex_chain(a):
+    x = a.unsqueeze(-1).expand(2, 3, 4).reshape(6, 4)
+    return x.softmax(-1).mean(0)
+
+
+@case(t(4, 4))
+def inplace_ops_chain(a):
+    b = a.clone()
+    b.relu_()
+    b.mul_(2).add_(1).clamp_(max=3)
+    return b
+
+
+@case(t(3))
+def tensor_bool_ops(a):
+    m = a > 0
+    return m & (a < 1), m | ~m, m.float().sum()
+
+
+@case(t(2, 5))
+def split_sizes(a):
+    parts = torch.split(a, [2, 3], dim=1)
+    return parts[0].sum() + parts[1].sum()
+
+
+@case(t(3, 4))
+def new_axis_broadcast(a):
+    return a[:, None, :] - a[None, :, :]
+
+
+@case(t(3, 4))
+def scatter_add(a):
+    index = torch.tensor([[0, 1, 2, 0]])
+    return torch.zeros(3, 4).scatter_add(0, index, a[:1])
+
+
+@case(t(4))
+def dropout_p_zero_training(a):
+    return F.dropout(a, p=0.0, training=True)
+
+
+@case(t(2, 3, 8))
+def f_group_norm_instance(a):
+    return F.group_norm(a, 1), F.instance_norm(a)
+
+
+@case(t(1, 2, 4, 4))
+def f_interpolate(a):
+    return F.interpolate(a, scale_factor=2, mode="nearest")
+
+
+@case(t(3, 5), lambda: torch.rand(3, 5))
+def f_bce(logits, target):
+    return F.binary_cross_entropy_with_logits(logits, target)
+
+
+@case(t(3, 5))
+def f_hardtanh_relu6(a):
+    return F.hardtanh(a), F.relu6(a), F.hardswish(a), F.mish(a)
+
+
+@case(t(2, 4, 6))
+def f_conv1d(a):
+    return F.conv1d(a, torch.ones(3, 4, 3))
+
+
+@case(t(4, 8))
+def f_glu_cosine(a):
+    return F.glu(a), F.cosine_similarity(a, a.flip(0))
+
+
+# ----------------------------------------------------------------- more python
+@case(t(4))
+def while_with_break(a):
+    i = 0
+    while True:
+        a = a + 1
+        i += 1
+        if i == 3:
+            break
+    return a
+
+
+@case(t(4))
+def loop_with_continue(a):
+    for i in range(5):
+        if i % 2 == 0:
+            continue
+        a = a * (i + 1)
+    return a
+
+
+@case(t(4))
+def nested_loops(a):
+    for i in range(2):
+        for j in range(3):
+            a = a + i * j
+    return a
+
+
+@case(t(4))
+def enumerate_start(a):
+    for i, s in enumerate([0.5, 1.5], start=1):
+        a = a * s + i
+    return a
+
+
+@case(t(4), t(4), t(4))
+def star_unpack_in_call(a, b, c):
+    xs = [a, b, c]
+    return torch.stack(xs).sum(0), torch.cat([*xs, a])
+
+
+@case(t(4))
+def list_of_lists(a):
+    grid = [[a * i + j for j in range(2)] for i in range(2)]
+    return grid[1][0] - grid[0][1]
+
+
+@case(t(4))
+def tuple_return_nested(a):
+    return (a, (a + 1, [a + 2, {"k": a + 3}]))
+
+
+@case(t(4))
+def dict_update_and_keys(a):
+    d = {"x": a}
+    d.update({"y": a * 2}, z=a * 3)
+    return [d[k] for k in sorted(d.keys())]
+
+
+@case(t(4))
+def list_sort_reverse(a):
+    vals = [3, 1, 2]
+    vals.sort()
+    vals.reverse()
+    return a * vals[0] + vals[-1]
+
+
+@case(t(4))
+def string_join_split(a):
+    words = ["a", "b", "c"]
+    joined = "-".join(words)
+    return a * len(joined)
+
+
+@case(t(4))
+def conditional_expression_chain(a):
+    mode = "double"
+    scale = 2 if mode == "double" else 3 if mode == "triple" else 1
+    return a * scale
+
+
+@case(t(4))
+def global_function_table(a):
+    table = {"relu": torch.relu, "tanh": torch.tanh}
+    return table["tanh"](table["relu"](a))
+
+
+@case(t(4))
+def default_mutable_kwargs(a, opts=None):
+    opts = opts or {"scale": 2}
+    return a * opts["scale"]
+
+
+@case(t(4))
+def walrus_operator(a):
+    if (n := 3) > 2:
+        return a * n
+    return a
+
+
+@case(t(4))
+def unpack_dict_items_in_loop(a):
+    total = a
+    for _name, value in {"p": 1.0, "q": 2.0}.items():
+        total = total + value
+    return total
+
+
+@case(t(4))
+def int_float_conversions(a):
+    return a * float(3) + int("4") + bool(1)
+
+
+@case(t(4))
+def divmod_pow_builtins(a):
+    q, r = divmod(17, 5)
+    return a * q + r + pow(2, 3)
+
+
+@case(t(4))
+def slice_object(a):
+    s = slice(1, 3)
+    return a[s]
+
+
+@case(t(4))
+def reversed_range(a):
+    for i in reversed(range(3)):
+        a = a - i
+    return a
+
+
+@case(t(4))
+def zip_three(a):
+    out = a
+    for x, y, z in zip([1, 2], [3, 4], [5, 6]):
+        out = out + x + y * z
+    return out
+
+
+@case(t(4))
+def closure_over_tensor_in_inner(a):
+    b = a * 2
+
+    def inner(x):
+        return x + b
+
+    return inner(a)
+
+
+@case(t(4))
+def lambda_default_arg(a):
+    f = lambda x, k=3: x * k  # noqa: E731
+    return f(a) + f(a, k=1)
+
+
+@case(t(4))
+def generator_function_inlined(a):
+    def gen(x):
+        for i in range(3):
+            yield x * i
+
+    return list(gen(a))
+
+
+@case(t(4))
+def sum_of_list_of_tensors(a):
+    return sum([a, a * 2, a * 3])
+
+
+@case(t(4))
+def min_max_of_constants_from_shapes(a):
+    n = max(a.shape[0], 2)
+    return a * min(n, 3)
+
+
+@case(t(2, 3))
+def shape_comparisons(a):
+    if a.shape == (2, 3) and a.size() == torch.Size([2, 3]):
+        return a + 1
+    return a
+
+
+@case(t(2, 3))
+def shape_as_view_args(a):
+    return a.view(*a.shape[::-1]), a.reshape(a.shape[0], a.shape[1], 1)
+
+
+@case(t(4))
+def isinstance_tuple_types(a):
+    items = (1, 2.0, "s")
+    n = sum(1 for v in items if isinstance(v, (int, float)))
+    return a * n
+
+
+@case(t(4))
+def nested_function_calls_with_kwargs(a):
+    return _helper(x=a, k=2) + _helper(a, k=3)
+
+
+@case(t(4))
+def call_method_via_class(a):
+    return torch.Tensor.add(a, 1) + torch.Tensor.mul(a, 2)
+
+
+@case(t(4))
+def tensor_method_via_getattr_string(a):
+    method = "sin"
+    return getattr(a, method)() + torch.cos(a)
+
+
+@case(t(4))
+def none_default_torch_args(a):
+    return torch.sum(a, dim=None), a.mean(dim=None)

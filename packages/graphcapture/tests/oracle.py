@@ -22,7 +22,11 @@ class CountTensorOps(TorchFunctionMode):
         out = func(*args, **(kwargs or {}))
         name = getattr(func, "__name__", "")
         leaves, _ = tree_flatten(out)
-        if any(isinstance(x, torch.Tensor) for x in leaves) or (name.endswith("_") and not name.startswith("__")) or name == "__setitem__":
+        if (
+            any(isinstance(x, torch.Tensor) for x in leaves)
+            or (name.endswith("_") and not name.startswith("__"))
+            or name == "__setitem__"
+        ):
             self.count += 1
         return out
 

@@ -25,7 +25,7 @@ def matmul_mismatch(a, b):
 
 def zero_division(x):
     y = x * 2
-    n = len([]) 
+    n = len([])
     return y / (1 // n)
 
 
@@ -127,7 +127,11 @@ def test_internal_error_falls_back_to_eager(monkeypatch, caplog):
         raise KeyError("framejit bug")
 
     monkeypatch.setattr(symbolic_convert.InstructionTranslatorBase, "BINARY_OP", broken)
-    monkeypatch.setattr(symbolic_convert.InstructionTranslator, "dispatch", {**symbolic_convert.InstructionTranslator.dispatch, "BINARY_OP": broken})
+    monkeypatch.setattr(
+        symbolic_convert.InstructionTranslator,
+        "dispatch",
+        {**symbolic_convert.InstructionTranslator.dispatch, "BINARY_OP": broken},
+    )
 
     def fn(x):
         return x + 1

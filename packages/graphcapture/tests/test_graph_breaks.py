@@ -41,7 +41,9 @@ def test_print_breaks_and_prints_once_per_call(capsys):
     [brk] = _breaks(records)
     assert brk.reason == "call to print (I/O)"
     assert brk.source_line == 'print("side effect from traced code")'
-    assert capsys.readouterr().out.count("side effect from traced code") == 3  # eager + 2 compiled calls
+    assert (
+        capsys.readouterr().out.count("side effect from traced code") == 3
+    )  # eager + 2 compiled calls
 
 
 def with_item(x):
@@ -58,10 +60,7 @@ def test_item_is_a_break():
 
 def data_dependent_loop(x):
     for i in range(3):
-        if x.sum() > i:
-            x = x - 1
-        else:
-            x = x + 1
+        x = x - 1 if x.sum() > i else x + 1
     return x
 
 
@@ -108,7 +107,7 @@ def test_disabled_function_is_a_break_and_runs_eagerly():
 
 def unknown_c_function(x):
     y = x + 1
-    z = math.isqrt(int(7))  # fine: constant folding is not for arbitrary C functions
+    z = math.isqrt(7)  # fine: constant folding is not for arbitrary C functions
     return y * z
 
 
@@ -216,5 +215,5 @@ def break_in_try(x):
 
 
 def test_break_inside_try_block_runs_frame_eagerly():
-    counter, records = _run(break_in_try, torch.randn(3))
+    _counter, records = _run(break_in_try, torch.randn(3))
     assert records[0].skipped_reason == "graph break inside a try/with block"

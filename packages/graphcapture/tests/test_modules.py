@@ -86,14 +86,19 @@ class TrainingFlag(nn.Module):
 MODULES = {
     "linear": (lambda: nn.Linear(8, 4), lambda: torch.randn(3, 8)),
     "sequential_mlp": (
-        lambda: nn.Sequential(nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 16), nn.GELU(), nn.Linear(16, 4)),
+        lambda: nn.Sequential(
+            nn.Linear(8, 16), nn.ReLU(), nn.Linear(16, 16), nn.GELU(), nn.Linear(16, 4)
+        ),
         lambda: torch.randn(3, 8),
     ),
     "custom_mlp": (MLP, lambda: torch.randn(3, 8)),
     "module_list": (WithModuleList, lambda: torch.randn(2, 6)),
     "module_dict": (WithModuleDict, lambda: torch.randn(2, 4)),
     "buffer": (WithBuffer, lambda: torch.randn(4)),
-    "residual": (lambda: Residual(nn.Sequential(nn.Linear(5, 5), nn.Tanh())), lambda: torch.randn(2, 5)),
+    "residual": (
+        lambda: Residual(nn.Sequential(nn.Linear(5, 5), nn.Tanh())),
+        lambda: torch.randn(2, 5),
+    ),
     "super_call": (lambda: SuperCall(4, 4), lambda: torch.randn(2, 4)),
     "parameters_iteration": (UsesParametersIteration, lambda: torch.randn(2, 3)),
     "conv_bn_eval": (

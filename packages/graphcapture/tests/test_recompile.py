@@ -164,7 +164,7 @@ def uses_dynamic_size(x):
 
 
 def test_dynamic_dim_used_as_a_python_value_is_not_baked_in():
-    compiled, counter, _, unsubscribe = _compiled(uses_dynamic_size)
+    compiled, _counter, _, unsubscribe = _compiled(uses_dynamic_size)
     try:
         for n in (4, 6):
             x = torch.randn(n, 3)

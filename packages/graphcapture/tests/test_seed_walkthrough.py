@@ -116,7 +116,9 @@ def test_resume_offsets_match_torch_compile():
     compiled = torch.compile(reference, backend="eager")
     for _ in range(10):
         compiled(torch.randn(10), torch.randn(10))
-    torch_names = {k.rsplit("_", 1)[0] for k in reference.__globals__ if k.startswith("__resume_at_")}
+    torch_names = {
+        k.rsplit("_", 1)[0] for k in reference.__globals__ if k.startswith("__resume_at_")
+    }
     dynamo.reset()
     _, records = _compile_and_run()
     ours = {k.rsplit("_", 1)[0] for k in records[0].resume_functions}

@@ -77,7 +77,7 @@ def cases(draw):
         traced[name] = t
         dyn = [0] if t.dim() and draw(st.booleans()) else []
         guards.append(Guard(LocalSource(name), GuardKind.TENSOR_MATCH, t, dynamic_dims=dyn))
-        if dyn and draw(st.booleans()):
+        if dyn and t.size(0) >= 2 and draw(st.booleans()):
             s = sympy.Symbol("s", integer=True)
             guards.append(
                 Guard(

@@ -304,6 +304,128 @@ def math_calls(x):
     return math.floor(x) + math.ceil(x), abs(-x), round(x, 1)
 
 
+def loop_else_break(xs, target):
+    for x in xs:
+        if x == target:
+            found = True
+            break
+    else:
+        found = False
+    return found
+
+
+def while_else(n):
+    while n > 0:
+        n -= 3
+        if n == 5:
+            break
+    else:
+        return "exhausted"
+    return n
+
+
+def try_in_loop(xs):
+    out = []
+    for x in xs:
+        try:
+            if x < 0:
+                continue
+            if x > 100:
+                break
+            out.append(10 // x)
+        except ZeroDivisionError:
+            out.append(None)
+            continue
+        finally:
+            out.append("f")
+    return out
+
+
+def nested_break_continue(rows):
+    total = 0
+    for row in rows:
+        for v in row:
+            if v is None:
+                continue
+            if v < 0:
+                break
+            total += v
+        else:
+            total += 1000
+    return total
+
+
+def early_returns(x):
+    if x is None:
+        return "none"
+    if isinstance(x, str):
+        if not x:
+            return "empty"
+        return x.upper()
+    try:
+        return int(x) * 2
+    except (TypeError, ValueError):
+        return "bad"
+
+
+def while_complex(a, b):
+    i = 0
+    while (i < a and b) or i == 0:
+        i += 1
+        if i > 20:
+            break
+    return i
+
+
+def sift(heap, startpos, pos):
+    newitem = heap[pos]
+    while pos > startpos:
+        parentpos = (pos - 1) >> 1
+        parent = heap[parentpos]
+        if newitem < parent:
+            heap[pos] = parent
+            pos = parentpos
+            continue
+        break
+    heap[pos] = newitem
+    return heap
+
+
+def with_in_loop(log, n):
+    for i in range(n):
+        with Ctx(log):
+            if i == 1:
+                continue
+            if i == 3:
+                break
+            log.append(i)
+    return log
+
+
+def chained_attribute_assignment(o):
+    o.a = o.b = [1]
+    return o.a is o.b
+
+
+def literals_with_unpacking(a):
+    return {"a": a, **{"b": 2}}, {a, *[1, 2]}, [*range(3), a], (*"ab", a)
+
+
+def nested_ternary_in_call(a):
+    return max(a if a > 0 else -a, 1 if a else 2, key=lambda v: v)
+
+
+def return_in_finally_loop(xs):
+    result = []
+    for x in xs:
+        try:
+            if x:
+                return result
+        finally:
+            result.append(x)
+    return result
+
+
 class _Obj:
     def __init__(self):
         self.total = 1
@@ -341,4 +463,16 @@ CORPUS = [
     (class_definition, [(3,)]),
     (decorators, [(4,)]),
     (math_calls, [(2.5,), (-1.25,)]),
+    (loop_else_break, [([1, 2, 3], 2), ([1, 2], 5)]),
+    (while_else, [(20,), (9,), (-1,)]),
+    (try_in_loop, [([1, -1, 0, 5, 200, 3],), ([],)]),
+    (nested_break_continue, [([[1, None, 2], [3, -1, 4], []],)]),
+    (early_returns, [(None,), ("",), ("ab",), ("12",), (3.5,), ([],)]),
+    (while_complex, [(5, True), (5, False), (0, True)]),
+    (sift, [([5, 3, 8, 1], 0, 3), ([1, 2, 3, 0], 0, 3)]),
+    (with_in_loop, [([], 5)]),
+    (chained_attribute_assignment, [(_Obj(),)]),
+    (literals_with_unpacking, [(7,)]),
+    (nested_ternary_in_call, [(3,), (-4,), (0,)]),
+    (return_in_finally_loop, [([0, 0, 1, 2],), ([0],)]),
 ]

@@ -1,6 +1,6 @@
 """framejit.frameeval: a PEP 523 frame-evaluation hook with a per-code guarded cache.
 
-The C hook (``_hook.c``, compiled with cffi) intercepts Python function calls on threads that
+The C hook (``_eval_frame.c``, compiled with cffi) intercepts Python function calls on threads that
 have a callback; see the package README and DESIGN.md ("frameeval") for the contract.
 """
 

@@ -16,7 +16,7 @@ import tempfile
 from pathlib import Path
 
 HERE = Path(__file__).resolve().parent
-SOURCE = HERE / "_hook.c"
+SOURCE = HERE / "_eval_frame.c"
 MODULE = "framejit.frameeval._frameeval_c"
 SUPPORTED = ((3, 11), (3, 12), (3, 13))
 
@@ -55,7 +55,7 @@ def make_ffi():
     ffi.cdef("int fe_init(void);")
     ffi.set_source(
         MODULE,
-        '#include "_hook.c"',
+        '#include "_eval_frame.c"',
         include_dirs=[str(HERE)],
         # cffi compiles against the limited API by default, which hides the frame structs.
         define_macros=[

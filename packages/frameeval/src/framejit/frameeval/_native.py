@@ -1,6 +1,6 @@
 """Loads the compiled hook and refuses to run a stale one.
 
-In a checkout (``_hook.c`` beside this file: a PYTHONPATH or editable install) the source hash
+In a checkout (``_eval_frame.c`` beside this file: a PYTHONPATH or editable install) the source hash
 embedded in the extension is compared with the source before the extension is imported; a
 stale or missing build is rebuilt in place (cffi and a C compiler needed), or a clear
 ImportError says how to rebuild.  Installed wheels ship no C source and skip the check.
@@ -32,7 +32,7 @@ def _ensure_fresh_build() -> None:
     found = _embedded_hash(ext) if ext.exists() else None
     if found == expected:
         return
-    state = "missing" if not ext.exists() else "stale (built from another _hook.c)"
+    state = "missing" if not ext.exists() else "stale (built from another _eval_frame.c)"
     if os.environ.get(NO_REBUILD_ENV):
         raise ImportError(
             f"framejit.frameeval: the C extension {ext.name} is {state} and {NO_REBUILD_ENV} is "

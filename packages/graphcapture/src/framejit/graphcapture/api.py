@@ -35,7 +35,6 @@ def _wrap_with_callback(fn, callback):
     return framejit_wrapper
 
 
-
 class _OptimizeContext:
     """Decorator and context manager that switches capture on (callback) for what it wraps."""
 
@@ -67,13 +66,15 @@ class _NamedBackend:
 
     def __init__(self, fn, requested):
         self.fn = fn
-        self.__name__ = requested if isinstance(requested, str) else getattr(fn, "__name__", type(fn).__name__)
+        self.__name__ = (
+            requested if isinstance(requested, str) else getattr(fn, "__name__", type(fn).__name__)
+        )
 
     def __call__(self, gm, example_inputs):
         return self.fn(gm, example_inputs)
 
 
-def compile(model=None, *, backend="eager", fullgraph: bool = False, dynamic=None):  # noqa: A001
+def compile(model=None, *, backend="eager", fullgraph: bool = False, dynamic=None):
     """Compile a function, method or nn.Module; usable as `@compile` or `@compile(backend=...)`."""
     if model is None:
         return functools.partial(compile, backend=backend, fullgraph=fullgraph, dynamic=dynamic)

@@ -26,7 +26,13 @@ from .backends import backend_name
 from .bytecode_cache import original_bytecode
 from .codegen import PyCodegen
 from .config import config
-from .exc import BackendCompilerFailed, GraphBreakInFullgraph, RestartAnalysis, SkipFrame, Unsupported
+from .exc import (
+    BackendCompilerFailed,
+    GraphBreakInFullgraph,
+    RestartAnalysis,
+    SkipFrame,
+    Unsupported,
+)
 from .log_format import format_bytecode, format_graph_tabular
 from .logs import logger
 from .output_graph import OutputGraph
@@ -72,6 +78,23 @@ def _global_state_guard():
     except ImportError:
         from framejit.guards.global_state import global_state_guard
     return global_state_guard()
+
+
+def _aliasing_guards(output: OutputGraph) -> list:
+    """Tensor inputs traced as distinct objects must stay distinct (and aliases stay aliases)."""
+    from framejit.guards import Guard, GuardKind
+
+    first_of: dict[int, Any] = {}
+    guards = []
+    for graph_input in output.inputs.values():
+        key = id(graph_input.value)
+        if key in first_of:
+            guards.append(Guard(graph_input.source, GuardKind.TENSOR_ALIASING, first_of[key]))
+        else:
+            first_of[key] = graph_input.source
+    if len(first_of) > 1:
+        guards.append(Guard(None, GuardKind.NO_TENSOR_ALIASING, list(first_of.values())))
+    return guards
 
 
 def _source_line(filename: str, lineno: int) -> str:
@@ -144,12 +167,15 @@ def convert_frame(
             skip_reason = str(e)
         finally:
             torch._C._set_grad_enabled(grad_mode)
-        capture = _Capture(tx, output, record.graph_breaks[-1].reason if record.graph_breaks else None)
+        capture = _Capture(
+            tx, output, record.graph_breaks[-1].reason if record.graph_breaks else None
+        )
         break
     record.timings["trace"] = time.perf_counter() - trace_start
 
     guards_start = time.perf_counter()
     guards = list(output.guards.values())
+    guards.extend(_aliasing_guards(output))
     guards.append(_global_state_guard())
     check_fn = compile_guards(guards, global_scope=f_globals)
     record.timings["guards"] = time.perf_counter() - guards_start
@@ -416,7 +442,9 @@ def _compile_graph(output: OutputGraph, needed: list[TensorVariable], backend):
     if logger("graph").isEnabledFor(logging.DEBUG):
         logger("graph").debug("%s", format_graph_tabular(name, gm))
     if logger("graph_code").isEnabledFor(logging.DEBUG):
-        logger("graph_code").debug("TRACED GRAPH %s\n%s", name, gm.print_readable(print_output=False))
+        logger("graph_code").debug(
+            "TRACED GRAPH %s\n%s", name, gm.print_readable(print_output=False)
+        )
     bname = backend_name(backend)
     try:
         compiled = backend(gm, example_inputs)
@@ -430,7 +458,9 @@ def _compile_graph(output: OutputGraph, needed: list[TensorVariable], backend):
         )
         compiled = gm.forward
     if not callable(compiled):
-        raise BackendCompilerFailed(f"backend {bname!r} returned a non-callable {type(compiled).__name__}")
+        raise BackendCompilerFailed(
+            f"backend {bname!r} returned a non-callable {type(compiled).__name__}"
+        )
     _never_capture(compiled)
     source_code = getattr(compiled, "source_code", None)
     if source_code and logger("output_code").isEnabledFor(logging.DEBUG):

@@ -12,7 +12,9 @@ import torch
 def format_bytecode(title: str, code: types.CodeType) -> str:
     out = io.StringIO()
     dis.dis(code, file=out)
-    return f"{title} {code.co_name} {code.co_filename} line {code.co_firstlineno} \n{out.getvalue()}"
+    return (
+        f"{title} {code.co_name} {code.co_filename} line {code.co_firstlineno} \n{out.getvalue()}"
+    )
 
 
 def format_graph_tabular(name: str, gm: torch.fx.GraphModule) -> str:

@@ -46,6 +46,7 @@ def set_logs(spec: str | list[str] | None) -> None:
             log.propagate = False
         elif _handler in log.handlers:
             log.removeHandler(_handler)
+            log.propagate = True
 
 
 def configure_from_env() -> None:

@@ -139,7 +139,9 @@ class OutputGraph:
         return self.create_node("call_function", operator.getitem, (node, index), {}, example)
 
     def count_calls(self) -> int:
-        return sum(1 for n in self.graph.nodes if n.op in ("call_function", "call_method", "call_module"))
+        return sum(
+            1 for n in self.graph.nodes if n.op in ("call_function", "call_method", "call_module")
+        )
 
     # ------------------------------------------------------------------ finishing
     def build_graph_module(self, outputs: list[torch.fx.Node]) -> torch.fx.GraphModule:

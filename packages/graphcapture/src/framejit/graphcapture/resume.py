@@ -66,7 +66,9 @@ def make_resume_function(
         name = stack_arg_name(len(arg_names))
         arg_names.append(name)
         if kind == ITERATOR:
-            prologue.extend([Instr("PUSH_NULL"), Instr("LOAD_CONST", iter), Instr("LOAD_FAST", name)])
+            prologue.extend(
+                [Instr("PUSH_NULL"), Instr("LOAD_CONST", iter), Instr("LOAD_FAST", name)]
+            )
             prologue.extend(emit_call(1))
         else:
             prologue.append(Instr("LOAD_FAST", name))

@@ -41,7 +41,6 @@ from .variables.objects import (
     GradModeVariable,
     NNModuleVariable,
     PythonModuleVariable,
-    UserDefinedClassVariable,
     UserDefinedObjectVariable,
     WithExitVariable,
 )
@@ -347,7 +346,9 @@ class InstructionTranslatorBase:
         kwdefaults = dict(self.pop().items) if flags & 0x02 else {}
         defaults = self.pop().unpack(self) if flags & 0x01 else []
         self.push(
-            NestedUserFunctionVariable(code, self.f_globals, defaults, kwdefaults, closure, code.co_qualname)
+            NestedUserFunctionVariable(
+                code, self.f_globals, defaults, kwdefaults, closure, code.co_qualname
+            )
         )
 
     # ------------------------------------------------------------------ operators
@@ -376,12 +377,14 @@ class InstructionTranslatorBase:
     def CONTAINS_OP(self, inst):
         container = self.pop()
         needle = self.pop()
-        if isinstance(container, DictVariable) or isinstance(container, BaseListVariable):
+        if isinstance(container, (DictVariable, BaseListVariable)):
             result = container.call_method(self, "__contains__", [needle], {})
         elif container.is_python_constant() and needle.is_python_constant():
             from .variables.base import fold
 
-            result = ConstantVariable(fold(operator.contains, container.as_python_constant(), needle.as_python_constant()))
+            result = ConstantVariable(
+                fold(operator.contains, container.as_python_constant(), needle.as_python_constant())
+            )
         else:
             raise Unsupported(f"`in` on {container}")
         value = result.as_python_constant()
@@ -662,7 +665,9 @@ class InstructionTranslator(InstructionTranslatorBase):
         first = self.code.co_varnames[0]
         from framejit.guards import GuardKind
 
-        self.output.add_guard(LocalSource(first), GuardKind.TYPE_MATCH, self.f_locals[first], origin=self.origin())
+        self.output.add_guard(
+            LocalSource(first), GuardKind.TYPE_MATCH, self.f_locals[first], origin=self.origin()
+        )
         cls = self.closure[index].cell_contents
         return CellVariable(wrap(self, cls, None))
 
@@ -716,4 +721,9 @@ class InstructionTranslator(InstructionTranslatorBase):
 
 InstructionTranslator.dispatch = _handler_table(InstructionTranslator)
 
-__all__ = ["InliningTranslator", "InstructionTranslator", "InstructionTranslatorBase", "LazyVariable"]
+__all__ = [
+    "InliningTranslator",
+    "InstructionTranslator",
+    "InstructionTranslatorBase",
+    "LazyVariable",
+]

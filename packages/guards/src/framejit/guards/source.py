@@ -8,8 +8,8 @@ the tests use the second.
 
 Every string that comes from user code (local/global names, attribute names, dict
 keys) reaches the rendered text only through ``repr()`` of an exact ``str``/``int``
-(see ``literals.py``), or as an attribute name that ``str.isidentifier()`` accepts
-and is not a keyword; anything else is rendered ``getattr(base, 'name')``.  Rendered
+(see ``literals.py``), or as an ASCII attribute name that ``str.isidentifier()``
+accepts and is not a keyword; anything else is rendered ``getattr(base, 'name')``.  Rendered
 text is therefore always a plain expression, never code of the user's choosing.
 
 Sources are frozen dataclasses: hashable, comparable, usable as dict keys.
@@ -158,7 +158,12 @@ class AttrSource(Source):
         return self.base
 
     def name(self) -> str:
-        if self.member.isidentifier() and not keyword.iskeyword(self.member):
+        # ASCII only: the parser NFKC-normalises identifiers, so "x.\ufb01le" would read x.file
+        if (
+            self.member.isascii()
+            and self.member.isidentifier()
+            and not keyword.iskeyword(self.member)
+        ):
             return f"{self.base.name()}.{self.member}"
         return f"getattr({self.base.name()}, {self.member!r})"
 

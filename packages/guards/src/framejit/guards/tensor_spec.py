@@ -76,6 +76,10 @@ class TensorSpec:
     def capture(cls, t: torch.Tensor, dynamic_dims: Iterable[int] = ()) -> TensorSpec:
         if not isinstance(t, torch.Tensor):
             raise TypeError(f"TENSOR_MATCH needs a torch.Tensor, got {type(t).__name__}")
+        if t.is_nested:
+            raise TypeError(
+                "TENSOR_MATCH does not support nested tensors (no fixed sizes to guard)"
+            )
         dynamic = frozenset(d + t.dim() if d < 0 else d for d in dynamic_dims)
         bad = [d for d in dynamic if not 0 <= d < t.dim()]
         if bad:

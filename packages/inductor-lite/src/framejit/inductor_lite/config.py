@@ -21,13 +21,6 @@ def _env_int(name: str, default: int) -> int:
 
 @dataclass
 class Config:
-    # Where compiled shared objects live; owner-only permissions.
-    cache_dir: Path = field(
-        default_factory=lambda: Path(
-            os.environ.get("FRAMEJIT_CACHE_DIR")
-            or Path.home() / ".cache" / "framejit" / "inductor-lite"
-        )
-    )
     cxx: str = field(default_factory=lambda: os.environ.get("CXX", "g++"))
     # Raise instead of falling back to eager when the pipeline fails (tests use this).
     strict: bool = field(default_factory=lambda: _env_flag("FRAMEJIT_INDUCTOR_STRICT", False))
@@ -41,6 +34,13 @@ class Config:
         default_factory=lambda: _env_int("FRAMEJIT_PARALLEL_MIN_WORK", 32768)
     )
     compile_threads: int = 4
+
+    @property
+    def cache_dir(self) -> Path:
+        """Where compiled shared objects live (owner-only); read when used, so a process
+        may point it elsewhere at any time."""
+        configured = os.environ.get("FRAMEJIT_CACHE_DIR")
+        return Path(configured) if configured else Path.home() / ".cache/framejit/inductor-lite"
 
 
 config = Config()

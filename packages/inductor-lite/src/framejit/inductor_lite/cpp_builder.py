@@ -107,10 +107,7 @@ def cache_key(source: str) -> str:
 
 
 def cache_dir() -> Path:
-    directory = Path(
-        os.environ.get("FRAMEJIT_CACHE_DIR")
-        or Path.home() / ".cache" / "framejit" / "inductor-lite"
-    )
+    directory = config.cache_dir
     directory.mkdir(parents=True, exist_ok=True, mode=0o700)
     info = directory.stat()
     if info.st_uid != os.getuid():

@@ -372,7 +372,7 @@ def to_copy(ctx: LoweringContext, x: Any, **kwargs: Any) -> Any:
     return pointwise(ctx, lambda v: v, [x], compute_dtype=ctx.out_dtype)
 
 
-@register(aten.clone.default)
+@register(aten.clone.default, aten.lift_fresh_copy.default)
 def clone(ctx: LoweringContext, x: Any, **kwargs: Any) -> Any:
     return pointwise(ctx, lambda v: v, [x], compute_dtype=ctx.out_dtype)
 

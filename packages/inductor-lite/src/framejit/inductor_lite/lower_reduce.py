@@ -221,7 +221,9 @@ def var(
 # is nan (inf - inf), which a two-pass mean does not reproduce.
 
 
-def _softmax_parts(ctx: LoweringContext, x: Any, dim: int, out: torch.dtype, keep_exps: bool = False):
+def _softmax_parts(
+    ctx: LoweringContext, x: Any, dim: int, out: torch.dtype, keep_exps: bool = False
+):
     compute = opmath_dtype(out)
     dims = normalize_dims(dim, len(x.size))
     peak = make_reduction(ctx, x, dims, "max", compute, compute, True)

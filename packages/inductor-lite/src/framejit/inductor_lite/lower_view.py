@@ -32,7 +32,6 @@ VIEW_OPS = [
     aten.t.default,
     aten.alias.default,
     aten.detach.default,
-    aten.lift_fresh_copy.default,
     aten.diagonal.default,
     aten.unfold.default,
 ]
@@ -50,7 +49,7 @@ def _apply_meta(
     ctx: LoweringContext, base: torch.Tensor, rest: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> torch.Tensor:
     target = ctx.node.target
-    if target in (aten.lift_fresh_copy.default, aten.detach.default):
+    if target is aten.detach.default:
         target = aten.alias.default
     out = target(base, *rest, **kwargs)
     if not isinstance(out, torch.Tensor):

@@ -102,9 +102,7 @@ def is_constant_value(value: Any) -> bool:
         return all(is_constant_value(v) for v in value)
     if type(value) is slice:
         return is_constant_value((value.start, value.stop, value.step))
-    if type(value) is range:
-        return True
-    return False
+    return type(value) is range
 
 
 class ConstantVariable(VariableTracker):
@@ -158,7 +156,7 @@ class ConstantVariable(VariableTracker):
             from .builder import wrap_constant_or_unsupported
 
             return wrap_constant_or_unsupported(result)
-        return super().call_method(tx, name, args, kwargs)
+        raise Unsupported(f"{type(self.value).__name__}.{name} with non-constant arguments")
 
     def __repr__(self) -> str:
         return f"ConstantVariable({self.value!r})"

@@ -87,7 +87,9 @@ def _build(tx, value: Any, source) -> VariableTracker:
             type(value) is tuple and _literal_tuple(value)
         ):
             _guard(tx, source, GuardKind.EQUALS_MATCH, value)
-        elif isinstance(value, (torch.dtype, torch.device, torch.layout, torch.memory_format)) or type(value) in (
+        elif isinstance(
+            value, (torch.dtype, torch.device, torch.layout, torch.memory_format)
+        ) or type(value) in (
             range,
             slice,
         ):
@@ -113,22 +115,32 @@ def _build(tx, value: Any, source) -> VariableTracker:
     if type(value) is tuple or (isinstance(value, tuple) and hasattr(type(value), "_fields")):
         _guard(tx, source, GuardKind.TYPE_MATCH, value)
         _guard(tx, source, GuardKind.LENGTH_CHECK, value)
-        items = [wrap(tx, v, ItemSource(source, i) if source else None) for i, v in enumerate(value)]
+        items = [
+            wrap(tx, v, ItemSource(source, i) if source else None) for i, v in enumerate(value)
+        ]
         cls = None if type(value) is tuple else type(value)
         return TupleVariable(items, source, namedtuple_cls=cls)
     if type(value) is list:
         _guard(tx, source, GuardKind.TYPE_MATCH, value)
         _guard(tx, source, GuardKind.LENGTH_CHECK, value)
-        items = [wrap(tx, v, ItemSource(source, i) if source else None) for i, v in enumerate(value)]
+        items = [
+            wrap(tx, v, ItemSource(source, i) if source else None) for i, v in enumerate(value)
+        ]
         return ListVariable(items, source)
     if type(value) in (dict, collections.OrderedDict):
         if not all(type(k) in (str, int) for k in value):
             raise Unsupported("dict with non-str/int keys")
         _guard(tx, source, GuardKind.TYPE_MATCH, value)
         _guard(tx, source, GuardKind.DICT_KEYS, value)
-        items = {k: wrap(tx, v, ItemSource(source, k) if source else None) for k, v in value.items()}
+        items = {
+            k: wrap(tx, v, ItemSource(source, k) if source else None) for k, v in value.items()
+        }
         return DictVariable(items, source, user_cls=type(value))
-    if _hashable_in(value, GRAD_MODE_CLASSES) or value is torch.set_grad_enabled or value is torch.Size:
+    if (
+        _hashable_in(value, GRAD_MODE_CLASSES)
+        or value is torch.set_grad_enabled
+        or value is torch.Size
+    ):
         _guard(tx, source, GuardKind.ID_MATCH, value)
         return TorchFunctionVariable(value, source)
     if isinstance(value, types.ModuleType):
@@ -158,7 +170,10 @@ def _build(tx, value: Any, source) -> VariableTracker:
     if isinstance(value, functools.partial):
         _guard(tx, source, GuardKind.TYPE_MATCH, value)
         func = wrap(tx, value.func, AttrSource(source, "func") if source else None)
-        args = [wrap(tx, a, ItemSource(AttrSource(source, "args"), i) if source else None) for i, a in enumerate(value.args)]
+        args = [
+            wrap(tx, a, ItemSource(AttrSource(source, "args"), i) if source else None)
+            for i, a in enumerate(value.args)
+        ]
         kwargs = {
             k: wrap(tx, v, ItemSource(AttrSource(source, "keywords"), k) if source else None)
             for k, v in value.keywords.items()
@@ -169,7 +184,9 @@ def _build(tx, value: Any, source) -> VariableTracker:
         return UserDefinedClassVariable(value, source)
     if isinstance(value, (types.BuiltinFunctionType, types.BuiltinMethodType)):
         _guard(tx, source, GuardKind.ID_MATCH, value)
-        return OpaqueVariable(value, source, f"call into the C function {getattr(value, '__qualname__', value)!r}")
+        return OpaqueVariable(
+            value, source, f"call into the C function {getattr(value, '__qualname__', value)!r}"
+        )
     if isinstance(value, (types.GeneratorType, types.CoroutineType)):
         return OpaqueVariable(value, source, f"{type(value).__name__} object")
     _guard(tx, source, GuardKind.TYPE_MATCH, value)
@@ -178,7 +195,9 @@ def _build(tx, value: Any, source) -> VariableTracker:
 
 def _is_module_method(fn: types.FunctionType) -> bool:
     """Methods of torch.nn modules (forward, helpers) are inlined like user code."""
-    return (getattr(fn, "__module__", "") or "").startswith("torch.nn.modules") and "." in fn.__qualname__
+    return (getattr(fn, "__module__", "") or "").startswith(
+        "torch.nn.modules"
+    ) and "." in fn.__qualname__
 
 
 def _hashable_in(value: Any, table) -> bool:
@@ -190,7 +209,8 @@ def _hashable_in(value: Any, table) -> bool:
 
 def _literal_tuple(value: tuple) -> bool:
     return all(
-        type(v) in (int, float, bool, str, bytes, type(None)) or (type(v) is tuple and _literal_tuple(v))
+        type(v) in (int, float, bool, str, bytes, type(None))
+        or (type(v) is tuple and _literal_tuple(v))
         for v in value
     )
 
@@ -208,19 +228,29 @@ def dynamic_dims_of(value: torch.Tensor) -> frozenset[int]:
 def wrap_tensor(tx, value: torch.Tensor, source) -> VariableTracker:
     if source is None:
         raise Unsupported("a tensor that did not come from the frame's inputs")
-    if type(value) not in (torch.Tensor, torch.nn.Parameter, torch.nn.Buffer if hasattr(torch.nn, "Buffer") else torch.Tensor):
+    if type(value) not in (
+        torch.Tensor,
+        torch.nn.Parameter,
+        torch.nn.Buffer if hasattr(torch.nn, "Buffer") else torch.Tensor,
+    ):
         raise Unsupported(f"tensor subclass {type(value).__name__}")
     if value.is_sparse or value.layout != torch.strided:
         raise Unsupported("non-strided (sparse/...) tensor")
     dims = dynamic_dims_of(value)
-    tx.output.add_guard(source, GuardKind.TENSOR_MATCH, value, origin=tx.origin(), dynamic_dims=dims)
+    tx.output.add_guard(
+        source, GuardKind.TENSOR_MATCH, value, origin=tx.origin(), dynamic_dims=dims
+    )
     if not dims:
-        tx.output.add_guard(AttrSource(source, DYNAMIC_DIMS_ATTR), GuardKind.HASATTR, False, origin=tx.origin())
+        tx.output.add_guard(
+            AttrSource(source, DYNAMIC_DIMS_ATTR), GuardKind.HASATTR, False, origin=tx.origin()
+        )
     graph_input = tx.output.graph_input(source, value)
     return TensorVariable(graph_input.node, graph_input.example, source, dynamic=bool(dims))
 
 
-def wrap_parameter(tx, module_vt: NNModuleVariable, name: str, value, buffer: bool) -> VariableTracker:
+def wrap_parameter(
+    tx, module_vt: NNModuleVariable, name: str, value, buffer: bool
+) -> VariableTracker:
     if value is None:
         return ConstantVariable(None)
     source = param_source(module_vt.source, name, buffer) if module_vt.source is not None else None
@@ -229,10 +259,14 @@ def wrap_parameter(tx, module_vt: NNModuleVariable, name: str, value, buffer: bo
         cached = tx.output.wrapped.get(key)
         if cached is not None:
             return cached
-    if type(value) not in (torch.Tensor, torch.nn.Parameter) and not isinstance(value, torch.nn.Parameter):
+    if type(value) not in (torch.Tensor, torch.nn.Parameter) and not isinstance(
+        value, torch.nn.Parameter
+    ):
         raise Unsupported(f"parameter/buffer of type {type(value).__name__}")
     _guard(tx, source, GuardKind.ID_MATCH, value)
-    node = tx.output.get_attr(source if source is not None else AttrSource(module_vt.source, name), value)
+    node = tx.output.get_attr(
+        source if source is not None else AttrSource(module_vt.source, name), value
+    )
     vt = TensorVariable(node, node.meta["example_value"], source)
     if source is not None:
         tx.output.wrapped[source_name(source)] = vt

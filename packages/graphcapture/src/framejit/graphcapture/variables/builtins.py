@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import builtins
 import functools
 import math
 import operator
@@ -46,16 +45,22 @@ def binary_op(tx, op, a: VariableTracker, b: VariableTracker) -> VariableTracker
         if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
             return tx.output.call_op("call_function", op, [a, b], {})
         raise Unsupported(f"{op.__name__} between a container and a tensor")
-    if op in (operator.iadd, operator.add) and isinstance(a, ListVariable) and op is operator.iadd:
+    if op is operator.iadd and isinstance(a, ListVariable):
         a.call_method(tx, "extend", [b], {})
         return a
-    if isinstance(a, BaseListVariable) and isinstance(b, BaseListVariable):
-        if op in (operator.add, operator.iadd) and type(a) is type(b) or (
-            isinstance(a, TupleVariable) and isinstance(b, TupleVariable)
-        ):
-            cls = ListVariable if isinstance(a, ListVariable) else TupleVariable
-            return cls([*a.items, *b.items])
-    if isinstance(a, BaseListVariable) and b.is_python_constant() and op in (operator.mul, operator.imul):
+    if (
+        op in (operator.add, operator.iadd)
+        and isinstance(a, BaseListVariable)
+        and isinstance(b, BaseListVariable)
+        and isinstance(a, ListVariable) == isinstance(b, ListVariable)
+    ):
+        cls = ListVariable if isinstance(a, ListVariable) else TupleVariable
+        return cls([*a.items, *b.items])
+    if (
+        isinstance(a, BaseListVariable)
+        and b.is_python_constant()
+        and op in (operator.mul, operator.imul)
+    ):
         cls = ListVariable if isinstance(a, ListVariable) else TupleVariable
         return cls(a.items * b.as_python_constant())
     if a.is_python_constant() and b.is_python_constant():
@@ -113,7 +118,9 @@ def getitem(tx, obj: VariableTracker, index: VariableTracker) -> VariableTracker
     if hasattr(obj, "getitem"):
         return obj.getitem(tx, index)
     if obj.is_python_constant() and index.is_python_constant():
-        return wrap_const(fold(operator.getitem, obj.as_python_constant(), index.as_python_constant()))
+        return wrap_const(
+            fold(operator.getitem, obj.as_python_constant(), index.as_python_constant())
+        )
     raise Unsupported(f"indexing {obj}")
 
 
@@ -230,7 +237,9 @@ def _isinstance(tx, obj, classes):
         raise
     if isinstance(obj, TensorVariable) and t is torch.Tensor and isinstance(cls, type):
         # a plain tensor is not a Parameter even when it came from one in the graph
-        return ConstantVariable(issubclass(torch.Tensor, cls) if cls is not torch.nn.Parameter else False)
+        return ConstantVariable(
+            issubclass(torch.Tensor, cls) if cls is not torch.nn.Parameter else False
+        )
     try:
         return ConstantVariable(issubclass(t, cls))
     except TypeError as e:
@@ -261,9 +270,8 @@ def _enumerate(tx, iterable, start=None):
 
 def _zip(tx, *iterables, strict=None):
     lists = [_iterate(tx, it) for it in iterables]
-    if strict is not None and strict.as_python_constant():
-        if len({len(x) for x in lists}) > 1:
-            raise Unsupported("ValueError: zip() arguments of different lengths")
+    if strict is not None and strict.as_python_constant() and len({len(x) for x in lists}) > 1:
+        raise Unsupported("ValueError: zip() arguments of different lengths")
     return IteratorVariable([TupleVariable(list(group)) for group in zip(*lists, strict=False)])
 
 
@@ -295,7 +303,11 @@ def _list(tx, obj=None):
 def _tuple(tx, obj=None):
     if obj is None:
         return TupleVariable([])
-    if isinstance(obj, TupleVariable) and obj.namedtuple_cls is None and not isinstance(obj, SizeVariable):
+    if (
+        isinstance(obj, TupleVariable)
+        and obj.namedtuple_cls is None
+        and not isinstance(obj, SizeVariable)
+    ):
         return obj
     return TupleVariable(_iterate(tx, obj))
 
@@ -330,7 +342,9 @@ def _minmax(fn):
 
 def _sum(tx, iterable, start=None):
     values = _iterate(tx, iterable)
-    if all(v.is_python_constant() for v in values) and (start is None or start.is_python_constant()):
+    if all(v.is_python_constant() for v in values) and (
+        start is None or start.is_python_constant()
+    ):
         return wrap_const(fold(sum, _consts(values), start.as_python_constant() if start else 0))
     total = start if start is not None else ConstantVariable(0)
     for v in values:
@@ -391,7 +405,16 @@ def _callable(tx, obj):
     from .functions import BaseUserFunctionVariable, UserMethodVariable
     from .objects import NNModuleVariable, TorchFunctionVariable
 
-    if isinstance(obj, (BaseUserFunctionVariable, UserMethodVariable, TorchFunctionVariable, BuiltinVariable, NNModuleVariable)):
+    if isinstance(
+        obj,
+        (
+            BaseUserFunctionVariable,
+            UserMethodVariable,
+            TorchFunctionVariable,
+            BuiltinVariable,
+            NNModuleVariable,
+        ),
+    ):
         return ConstantVariable(True)
     if obj.is_python_constant():
         return ConstantVariable(callable(obj.as_python_constant()))
@@ -407,13 +430,19 @@ def _slice(tx, *args):
 
 def _map(tx, fn, *iterables):
     lists = [_iterate(tx, it) for it in iterables]
-    return IteratorVariable([fn.call_function(tx, list(group), {}) for group in zip(*lists, strict=False)])
+    return IteratorVariable(
+        [fn.call_function(tx, list(group), {}) for group in zip(*lists, strict=False)]
+    )
 
 
 def _filter(tx, fn, iterable):
     out = []
     for item in _iterate(tx, iterable):
-        keep = item if fn.is_python_constant() and fn.as_python_constant() is None else fn.call_function(tx, [item], {})
+        keep = (
+            item
+            if fn.is_python_constant() and fn.as_python_constant() is None
+            else fn.call_function(tx, [item], {})
+        )
         if keep.truth(tx):
             out.append(item)
     return IteratorVariable(out)

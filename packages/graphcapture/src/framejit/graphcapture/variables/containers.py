@@ -45,7 +45,11 @@ class BaseListVariable(VariableTracker):
     def getitem(self, tx, index: VariableTracker) -> VariableTracker:
         key = _const_index(tx, index)
         if isinstance(key, slice):
-            return type(self)(self.items[key]) if type(self) is not SizeVariable else SizeVariable(self.items[key])
+            return (
+                type(self)(self.items[key])
+                if type(self) is not SizeVariable
+                else SizeVariable(self.items[key])
+            )
         try:
             return self.items[key]
         except (IndexError, TypeError) as e:
@@ -58,7 +62,9 @@ class BaseListVariable(VariableTracker):
             return ConstantVariable(len(self.items))
         if name in ("index", "count") and all(a.is_python_constant() for a in args):
             consts = self.as_python_constant()
-            return ConstantVariable(fold(getattr(consts, name), *[a.as_python_constant() for a in args]))
+            return ConstantVariable(
+                fold(getattr(consts, name), *[a.as_python_constant() for a in args])
+            )
         if name == "__contains__":
             return contains(tx, self.items, args[0])
         raise Unsupported(f"{self.python_type().__name__}.{name}")
@@ -317,7 +323,9 @@ class DictVariable(VariableTracker):
         if name == "values":
             return TupleVariable(list(items.values()))
         if name == "items":
-            return TupleVariable([TupleVariable([ConstantVariable(k), v]) for k, v in items.items()])
+            return TupleVariable(
+                [TupleVariable([ConstantVariable(k), v]) for k, v in items.items()]
+            )
         if name == "__contains__":
             return ConstantVariable(self._key(args[0]) in items)
         if name == "__len__":
@@ -394,7 +402,7 @@ class SliceVariable(VariableTracker):
         cg.build_slice(3)
 
 
-def RangeVariable(value: range) -> ConstantVariable:  # noqa: N802 - reads like a class
+def RangeVariable(value: range) -> ConstantVariable:
     return ConstantVariable(value)
 
 

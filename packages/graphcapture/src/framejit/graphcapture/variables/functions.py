@@ -133,7 +133,9 @@ class UserFunctionVariable(BaseUserFunctionVariable):
             defaults.append(wrap(tx, value, src))
         kwdefaults = {}
         for key, value in (fn.__kwdefaults__ or {}).items():
-            src = ItemSource(AttrSource(self.source, "__kwdefaults__"), key) if self.source else None
+            src = (
+                ItemSource(AttrSource(self.source, "__kwdefaults__"), key) if self.source else None
+            )
             kwdefaults[key] = wrap(tx, value, src)
         bound = bind_arguments(fn.__code__, defaults, kwdefaults, args, kwargs)
         cells = {}
@@ -147,7 +149,9 @@ class UserFunctionVariable(BaseUserFunctionVariable):
                 continue
             src = None
             if self.source is not None:
-                src = AttrSource(ItemSource(AttrSource(self.source, "__closure__"), i), "cell_contents")
+                src = AttrSource(
+                    ItemSource(AttrSource(self.source, "__closure__"), i), "cell_contents"
+                )
             elif not _is_safe_unguarded(contents):
                 raise Unsupported(f"closure of {fn.__qualname__} cannot be guarded (no source)")
             cells[name] = CellVariable(wrap(tx, contents, src), real_cell=cell)

@@ -60,7 +60,9 @@ class PythonModuleVariable(VariableTracker):
         try:
             value = getattr(self.module, name)
         except AttributeError:
-            raise Unsupported(f"AttributeError: module {self.module.__name__} has no {name!r}") from None
+            raise Unsupported(
+                f"AttributeError: module {self.module.__name__} has no {name!r}"
+            ) from None
         source = AttrSource(self.source, name) if self.source is not None else None
         return wrap(tx, value, source)
 
@@ -184,7 +186,9 @@ class NNModuleVariable(GetAttrMixin, VariableTracker):
             from .containers import IteratorVariable, TupleVariable
 
             base = name[len("named_") :]
-            pairs = [TupleVariable([ConstantVariable(k), v]) for k, v in self._collect_named(tx, base)]
+            pairs = [
+                TupleVariable([ConstantVariable(k), v]) for k, v in self._collect_named(tx, base)
+            ]
             return IteratorVariable(pairs)
         return super().call_method(tx, name, args, kwargs)
 
@@ -195,14 +199,24 @@ class NNModuleVariable(GetAttrMixin, VariableTracker):
         if what == "children":
             return [(k, self.var_getattr(tx, k)) for k in self.value._modules]
         if what == "parameters" and not self.value._modules:
-            return [(k, self.var_getattr(tx, k)) for k, v in self.value._parameters.items() if v is not None]
+            return [
+                (k, self.var_getattr(tx, k))
+                for k, v in self.value._parameters.items()
+                if v is not None
+            ]
         if what == "buffers" and not self.value._modules:
-            return [(k, self.var_getattr(tx, k)) for k, v in self.value._buffers.items() if v is not None]
+            return [
+                (k, self.var_getattr(tx, k))
+                for k, v in self.value._buffers.items()
+                if v is not None
+            ]
         if what == "modules":
             out = [("", self)]
             for k in self.value._modules:
                 child = self.var_getattr(tx, k)
-                out.extend((f"{k}.{n}" if n else k, m) for n, m in child._collect_named(tx, "modules"))
+                out.extend(
+                    (f"{k}.{n}" if n else k, m) for n, m in child._collect_named(tx, "modules")
+                )
             return out
         out = []
         seen: set[int] = set()

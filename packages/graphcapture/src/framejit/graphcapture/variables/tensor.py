@@ -89,9 +89,7 @@ class TensorVariable(VariableTracker):
         if self.example.dim() == 0:
             raise Unsupported("iteration over a 0-d tensor")
         return [
-            tx.output.call_op(
-                "call_function", operator.getitem, [self, ConstantVariable(i)], {}
-            )
+            tx.output.call_op("call_function", operator.getitem, [self, ConstantVariable(i)], {})
             for i in range(self.example.shape[0])
         ]
 
@@ -191,7 +189,9 @@ def wrap_op_result(output, node, example, dynamic: bool = False) -> VariableTrac
         items: list[VariableTracker] = []
         for i, item in enumerate(example):
             if isinstance(item, torch.Tensor):
-                items.append(TensorVariable(output.getitem_node(node, i, item), item, dynamic=dynamic))
+                items.append(
+                    TensorVariable(output.getitem_node(node, i, item), item, dynamic=dynamic)
+                )
             elif is_constant_value(item):
                 items.append(ConstantVariable(item))
             else:
@@ -200,9 +200,7 @@ def wrap_op_result(output, node, example, dynamic: bool = False) -> VariableTrac
             from .containers import ListVariable
 
             return ListVariable(items)
-        fields = getattr(type(example), "_fields", None) or getattr(
-            type(example), "n_fields", None
-        )
+        fields = getattr(type(example), "_fields", None) or getattr(type(example), "n_fields", None)
         if fields is not None and type(example) is not tuple:
             return TupleVariable(items, namedtuple_cls=type(example))
         return TupleVariable(items)

@@ -71,7 +71,10 @@ def is_torch_callable(value) -> bool:
     if module == "torch" or module.startswith("torch."):
         return True
     if isinstance(value, (torch._C._VariableFunctionsClass, type(torch.abs))):
-        return getattr(value, "__self__", None) in (torch._C._VariableFunctions, None) or module.startswith("torch")
+        return getattr(value, "__self__", None) in (
+            torch._C._VariableFunctions,
+            None,
+        ) or module.startswith("torch")
     objclass = getattr(value, "__objclass__", None)
     return objclass is torch._C.TensorBase or objclass is torch.Tensor
 
@@ -106,7 +109,9 @@ def call_torch_function(tx, fn_vt, args: list, kwargs: dict) -> VariableTracker:
     if _is_state_query(fn, args, kwargs):
         return ConstantVariable(fn())
     if _is_refused(fn):
-        raise Unsupported(f"call to {getattr(fn, '__module__', '')}.{getattr(fn, '__name__', fn)} (not tensor math)")
+        raise Unsupported(
+            f"call to {getattr(fn, '__module__', '')}.{getattr(fn, '__name__', fn)} (not tensor math)"
+        )
     if isinstance(fn, type):
         raise Unsupported(f"constructing {fn.__qualname__}")
     return tx.output.call_op("call_function", fn, args, kwargs)

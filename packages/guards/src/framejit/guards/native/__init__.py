@@ -1,14 +1,17 @@
-"""Builds and loads the native ``___check_tensors`` body (tensor_guards.cpp), once per machine.
+"""Builds and loads the native hit-path helpers (tensor_guards.cpp), once per machine.
 
-The extension is compiled with the system C++ compiler against the installed torch's
-headers, the first time a guard set with tensors is compiled, and cached on disk under
-a key made of the source, torch version and interpreter; later processes just load it.
-It is linked without an rpath (torch's own libraries are already loaded
-when it is imported), so one build serves every virtual environment with the same
-torch build and interpreter.  ``python -m framejit.guards.native`` builds it ahead of
-time.  A file lock keeps parallel processes from building it twice.  When no compiler is
-available (or ``FRAMEJIT_GUARDS_NATIVE=0``), ``load()`` returns None and the guards use
-the pure-Python ``PyTensorGuards``, which has the same semantics.
+``___check_tensors``, ``___check_global_state`` and ``___check_no_aliasing`` have C++
+bodies.  The extension is compiled with the system C++ compiler against the installed
+torch's headers the first time a guard set needs it, and cached on disk under a key
+made of the source, the torch build and the interpreter; later processes just load
+it.  It is linked without an rpath (torch's own libraries are already loaded when it
+is imported), so one build serves every virtual environment with the same torch build.
+``python -m framejit.guards.native`` builds it ahead of time.  A file lock keeps
+parallel processes from building it twice.
+
+When no compiler is available (or ``FRAMEJIT_GUARDS_NATIVE=0``), ``load()`` returns
+None and the guards use the pure-Python bodies, which have the same semantics; a failed
+build leaves a ``build.failed`` note next to its target so it is not retried per process.
 """
 
 from __future__ import annotations
@@ -111,6 +114,11 @@ def load() -> ModuleType | None:
             return None
         suffix = importlib.machinery.EXTENSION_SUFFIXES[0]
         target = cache_dir() / _build_key() / f"{MODULE_NAME}{suffix}"
+        failed_marker = target.with_name("build.failed")
+        if failed_marker.exists():  # a build with this key failed before: do not retry each run
+            _failed = failed_marker.read_text(errors="replace")[-2000:]
+            log.info("native tensor guards unavailable (earlier build failed), using pure Python")
+            return None
         try:
             if not target.exists():
                 _build(target)
@@ -118,8 +126,10 @@ def load() -> ModuleType | None:
         except Exception as e:  # no compiler, no headers, ...: the Python path is equivalent
             _failed = f"{type(e).__name__}: {e}"
             log.warning("native tensor guards unavailable, using pure Python: %s", _failed)
-            with contextlib.suppress(Exception):
-                target.unlink()
+            with contextlib.suppress(OSError):
+                target.unlink(missing_ok=True)
+                failed_marker.parent.mkdir(parents=True, exist_ok=True)
+                failed_marker.write_text(_failed)
         return _loaded
 
 

@@ -15,7 +15,7 @@ import torch
 from ..config import config
 from ..ir import Buffer
 from ..ops import use_handler
-from ..scheduler import INNER, OUTER, FusedGroup, NodeLoops
+from ..scheduler import INNER, OUTER, FusedGroup, NodeLoops, outer_part
 from .common import GeneratedKernels, KernelSpec
 from .cpp_prelude import PRELUDE
 
@@ -101,6 +101,7 @@ PREDICATES = {
     "isnan": "({0} != {0})",
     "isinf": "fj_isinf({0})",
 }
+SUM_BLOCK = 4096
 OMP_REDUCE = {"sum": "+", "prod": "*", "max": "max", "min": "min", "any": "|", "all": "&"}
 
 
@@ -414,15 +415,54 @@ class CppKernel:
                 clauses += f" reduction(|:{nan})"
         ranges = node.reduction_ranges
         big = math.prod(ranges) >= config.parallel_min_work
+        # float sums: a float partial per innermost run (vectorizes like eager's), at most
+        # SUM_BLOCK long, added into a double total, which keeps long sums accurate
+        blocked = kind == "sum" and value_dtype == torch.float32 and bool(ranges)
+        if blocked:
+            part = self.new_var("part")
+            lines = [
+                line.replace(f"{acc} += static_cast<double>(", f"{part} += (") for line in lines
+            ]
+        headers: list[tuple[str, str]] = []  # (pragma or "", loop header)
         for position, (symbol, size) in enumerate(zip(node.rindex, ranges, strict=True)):
             last = position == len(ranges) - 1
-            if position == 0 and parallel and big and clauses:
-                out.append(f"#pragma omp parallel for{' simd' if last else ''} {clauses}")
+            pragma = ""
+            if position == 0 and parallel and big and clauses and not (blocked and last):
+                pragma = f"#pragma omp parallel for{' simd' if last else ''} {clauses}"
             elif last and clauses:
-                out.append(f"#pragma omp simd {clauses}")
-            out.append(f"for (int64_t {symbol} = 0; {symbol} < {size}; ++{symbol}) {{")
+                pragma = f"#pragma omp simd {clauses if not blocked else f'reduction(+:{part})'}"
+            header = f"for (int64_t {symbol} = 0; {symbol} < {size}; ++{symbol}) {{"
+            if blocked and last:
+                chunk = self.new_var("rc")
+                if size > SUM_BLOCK:
+                    outer_pragma = (
+                        f"#pragma omp parallel for {clauses}"
+                        if position == 0 and parallel and big
+                        else ""
+                    )
+                    headers.append(
+                        (
+                            outer_pragma,
+                            f"for (int64_t {chunk} = 0; {chunk} < {size}; {chunk} += {SUM_BLOCK}) {{",
+                        )
+                    )
+                    header = f"for (int64_t {symbol} = {chunk}; {symbol} < std::min<int64_t>({chunk} + {SUM_BLOCK}, {size}); ++{symbol}) {{"
+                else:
+                    headers.append(("", "{"))
+                headers.append(("", f"float {part} = 0;"))
+            headers.append((pragma, header))
+        for pragma, header in headers:
+            if pragma:
+                out.append(pragma)
+            out.append(header)
         out.extend(lines)
-        out.extend("}" for _ in ranges)
+        if blocked:
+            out.append("}")
+            out.append(f"{acc} += {part};")
+            out.append("}")
+            out.extend("}" for _ in ranges[:-1])
+        else:
+            out.extend("}" for _ in ranges)
         if track_nan:
             out.append(f"if ({nan}) {acc} = std::numeric_limits<{atype}>::quiet_NaN();")
         if kind in ("argmax", "argmin"):

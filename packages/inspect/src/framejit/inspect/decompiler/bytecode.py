@@ -200,5 +200,6 @@ def _exit_blocks(instrs: list[Instr], exceptions: list[ExceptionEntry]) -> dict[
     return {
         ins.index: (ins.signature(), handler(ins.index))
         for ins in instrs[:-1]
-        if ins.opname in ("LOAD_CONST", "LOAD_FAST") and instrs[ins.index + 1].opname == "RETURN_VALUE"
+        if ins.opname in ("LOAD_CONST", "LOAD_FAST")
+        and instrs[ins.index + 1].opname == "RETURN_VALUE"
     }

@@ -231,6 +231,17 @@ class ControlFlow:
                 then_end = false - 1
         elif last is not None and last.opname in KEEP_JUMPS and last.target > false:
             return self._and_or_value(test, fall, false, last, blk)
+        elif last is not None:
+            # the branch ends in continue/break/return, but paths inside it jump past the
+            # else part to the end of the whole if/elif chain: that part is an ``else``
+            beyond = [
+                i.target
+                for i in self.ins[fall : false - 1]
+                if i.opname == "JUMP" and i.target > false and self._loop_jump(i.target, blk) is None
+            ]
+            if beyond:
+                follow = min(max(beyond), stop)
+                else_range = (false, follow) if follow > false else None
         then_blk = self.run(fall, then_end, blk.stack, blk)
         else_blk = self.run(*else_range, blk.stack, blk) if else_range else None
         depth = len(blk.stack)
@@ -331,8 +342,12 @@ class ControlFlow:
 
     def _goto(self, target: int, why: str) -> ast.stmt:
         """A jump with no Python equivalent: shown as a statement that fails loudly if run."""
-        message = f"framejit.inspect: goto offset {self._offset(target)} ({why}) has no Python equivalent"
-        return ast.Raise(ast.Call(ast.Name("NotImplementedError"), [ast.Constant(message)], []), None)
+        message = (
+            f"framejit.inspect: goto offset {self._offset(target)} ({why}) has no Python equivalent"
+        )
+        return ast.Raise(
+            ast.Call(ast.Name("NotImplementedError"), [ast.Constant(message)], []), None
+        )
 
     def _first_real(self, i: int):
         """The first instruction at or after ``i`` that is not a no-op (EXTENDED_ARG, NOP)."""
@@ -396,9 +411,7 @@ class ControlFlow:
             raise Unsupported("for loop target")
         body_start, body_stack = trial
         break_target = self._break_target(ins.index + 1, body_end, exit_, blk.stop)
-        loop = Loop(
-            frozenset(heads), break_target, body_end, self._aliases(exit_, break_target)
-        )
+        loop = Loop(frozenset(heads), break_target, body_end, self._aliases(exit_, break_target))
         body = self.run(body_start, body_end, body_stack, blk, loops=(*blk.loops, loop))
         orelse = self.run(exit_, break_target, blk.stack, blk).out if break_target > exit_ else []
         blk.emit(ast.For(slot.build(), iterable, body.out or [ast.Pass()], orelse))
@@ -483,9 +496,7 @@ class ControlFlow:
         heads = self._head_aliases(start) | self._head_aliases(fall)
         self.in_progress.update(heads)
         break_target = self._break_target(fall, body_end, false, blk.stop)
-        loop = Loop(
-            frozenset(heads), break_target, body_end, self._aliases(false, break_target)
-        )
+        loop = Loop(frozenset(heads), break_target, body_end, self._aliases(false, break_target))
         body = self.run(fall, body_end, blk.stack, blk, loops=(*blk.loops, loop))
         orelse = self.run(false, break_target, blk.stack, blk).out if break_target > false else []
         blk.emit(ast.While(test, body.out or [ast.Pass()], orelse))
@@ -566,32 +577,50 @@ class ControlFlow:
             return self._try_except(start, body_end, handler, limit, after_cleanup, blk)
         return self._try_finally(start, body_end, handler, limit, blk)
 
+    def _copy_at(self, j: int, signature: list[tuple], stop: int) -> int | None:
+        """End of a copy of ``signature`` starting at ``j`` (no-op instructions skipped), or None."""
+        if not signature or j >= stop or self.ins[j].opname in self.bc.table.ignored:
+            return None
+        k = 0
+        while j < stop and k < len(signature):
+            ins = self.ins[j]
+            j += 1
+            if ins.opname in self.bc.table.ignored:
+                continue
+            if ins.signature() != signature[k]:
+                return None
+            k += 1
+        return j if k == len(signature) else None
+
     def _try_finally(self, start: int, body_end: int, handler: int, limit: int, blk: Block) -> int:
         fin_start = handler + 1
         fin_end = limit - 1 if self.ins[limit - 1].opname == "RERAISE" else limit
-        signature = [i.signature() for i in self.ins[fin_start:fin_end]]
-        n = len(signature)
+        ignored = self.bc.table.ignored
+        signature = [i.signature() for i in self.ins[fin_start:fin_end] if i.opname not in ignored]
         covered = {j for e in self.bc.handler_entries(handler) for j in range(e.start, e.end)}
-        if n:
-            j = start
-            while j <= body_end - n:
-                if j not in covered and [i.signature() for i in self.ins[j : j + n]] == signature:
-                    self.skip.update(
-                        range(j, j + n)
-                    )  # the finally body copied before a return/break
-                    j += n
-                else:
-                    j += 1
-        normal_copy = (
-            n > 0 and [i.signature() for i in self.ins[body_end : body_end + n]] == signature
-        )
+        # the finally body is copied onto every way out of the try: the normal path right
+        # after the body, and before each return/break/continue inside it
+        copies: dict[int, int] = {}
+        j = start
+        while j < handler:
+            copy_end = self._copy_at(j, signature, handler) if j not in covered else None
+            if copy_end is not None:
+                copies[j] = copy_end
+                self.skip.update(range(j, copy_end))
+                j = copy_end
+            else:
+                j += 1
         body = self.run(start, body_end, blk.stack, blk)
-        after = body_end + n if normal_copy else body_end
-        if normal_copy and len(body.stack) > len(blk.stack):
-            # ``return value`` in the body: the value waits on the stack while the finally copy runs
-            tail = self.run(after, after + 1, body.stack, blk)
-            body.out.extend(tail.out)
+        after = max(body_end, min(body.end, handler))
+        while after < handler and self.ins[after].opname in ignored and after not in copies:
             after += 1
+        if after in copies:
+            after = copies[after]
+            if len(body.stack) > len(blk.stack):
+                # ``return value`` in the body: the value waits while the finally copy runs
+                tail = self.run(after, after + 1, body.stack, blk)
+                body.out.extend(tail.out)
+                after += 1
         handler_stack = [*blk.stack, ExceptionValue(), ExceptionValue()]
         final = self.run(fin_start, fin_end, handler_stack, blk, reach=self.reach_from(handler))
         blk.emit(ast.Try(body.out or [ast.Pass()], [], [], final.out or [ast.Pass()]))
