@@ -2,12 +2,11 @@
 
 For the seed's toy_example and for functions of 1, 4, 16 and 64 tensor arguments this
 compiles the function once with torch.compile (so TorchDynamo installs its guards) and
-builds the guard set framejit installs for the same frame: global state, one tensor
-match per tensor, ids of the globals read, and no-aliasing between the tensors.  For
-toy_example it adds the seed's per-tensor ``hasattr(L['a'], '_dynamo_dynamic_indices')
-== False`` parts too (framejit's capture layer does not need them: fj.mark_dynamic
-dims are carried by TENSOR_MATCH, and a tensor marked after compiling still passes a
-fully static guard correctly), so that row compares the seed's guard list as printed.  It then times one guard evaluation on the same locals dict:
+builds the guard set framejit's capture layer installs for the same frame (as
+framejit.graphcapture emits it): global state, ids of the globals read, a "not marked
+dynamic" ``hasattr(L['x'], '_framejit_dynamic_dims') == False`` per tensor, one tensor
+match per tensor, and no-aliasing between the tensors.  It then times one guard
+evaluation on the same locals dict, interleaving the two in rounds (best of each):
 
     framejit: check_fn(L)                     (what frameeval calls on every call)
     torch:    cache_entry.guard_manager.root.check(L)   (TorchDynamo's C++ RootGuardManager)
@@ -59,9 +58,7 @@ def make_sum_fn(n: int):
     return fn
 
 
-def framejit_guards(
-    L: dict, globals_read: list[tuple[str, ...]], seed_hasattr: bool
-) -> list[Guard]:
+def framejit_guards(L: dict, globals_read: list[tuple[str, ...]]) -> list[Guard]:
     """The guard set framejit's capture layer installs for a frame with these locals."""
     guards = [global_state_guard()]
     for path in globals_read:
@@ -73,10 +70,7 @@ def framejit_guards(
     tensor_sources = []
     for name, value in L.items():
         src = LocalSource(name)
-        if seed_hasattr:
-            guards.append(
-                Guard(AttrSource(src, "_dynamo_dynamic_indices"), GuardKind.HASATTR, False)
-            )
+        guards.append(Guard(AttrSource(src, "_framejit_dynamic_dims"), GuardKind.HASATTR, False))
         guards.append(Guard(src, GuardKind.TENSOR_MATCH, value))
         tensor_sources.append(src)
     if len(tensor_sources) > 1:
@@ -120,21 +114,18 @@ def main() -> None:
             toy_example,
             [torch.randn(10), torch.randn(10)],
             [("torch",), ("torch", "abs")],
-            True,
         )
     ]
     for n in args.sizes:
-        cases.append(
-            (f"{n} tensor args", make_sum_fn(n), [torch.randn(8) for _ in range(n)], [], False)
-        )
+        cases.append((f"{n} tensor args", make_sum_fn(n), [torch.randn(8) for _ in range(n)], []))
 
     rows = []
-    for label, fn, fn_args, globals_read, seed_hasattr in cases:
+    for label, fn, fn_args, globals_read in cases:
         names = fn.__code__.co_varnames[: fn.__code__.co_argcount]
         L = dict(zip(names, fn_args, strict=True))
         manager = torch_guard(fn, fn_args)
         torch_check = manager.root.check
-        check_fn = compile_guards(framejit_guards(L, globals_read, seed_hasattr), fn.__globals__)
+        check_fn = compile_guards(framejit_guards(L, globals_read), fn.__globals__)
         assert torch_check(L) and check_fn(L), (label, check_fn.failure_reason(L))
         fj, th = ns_per_call([check_fn, torch_check], L)
         rows.append((label, len(check_fn.code_parts), len(manager.code_parts), fj, th))

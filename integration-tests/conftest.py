@@ -8,6 +8,18 @@ import torch
 from framejit import graphcapture as fj
 
 
+def _ensure_inductor_lite_backend() -> None:
+    """Installed packages register "inductor-lite" by entry point; a bare source checkout
+    (PYTHONPATH=packages/*/src) has no metadata, so register it by hand there."""
+    if "inductor-lite" not in fj.list_backends():
+        from framejit.inductor_lite import compile_fx
+
+        fj.register_backend("inductor-lite", compile_fx)
+
+
+_ensure_inductor_lite_backend()
+
+
 @pytest.fixture(autouse=True)
 def _fresh_framejit():
     fj.reset()

@@ -1246,7 +1246,7 @@ def star_unpack_in_call(a, b, c):
 @case(t(4))
 def list_of_lists(a):
     grid = [[a * i + j for j in range(2)] for i in range(2)]
-    return grid[1][0] - grid[0][1]
+    return grid[1][0] - grid[0][1] + grid[0][0] * grid[1][1]
 
 
 @case(t(4))
@@ -1337,7 +1337,7 @@ def reversed_range(a):
 @case(t(4))
 def zip_three(a):
     out = a
-    for x, y, z in zip([1, 2], [3, 4], [5, 6]):
+    for x, y, z in zip([1, 2], [3, 4], [5, 6], strict=True):
         out = out + x + y * z
     return out
 

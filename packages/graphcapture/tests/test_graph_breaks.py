@@ -217,3 +217,31 @@ def break_in_try(x):
 def test_break_inside_try_block_runs_frame_eagerly():
     _counter, records = _run(break_in_try, torch.randn(3))
     assert records[0].skipped_reason == "graph break inside a try/with block"
+
+
+def comprehensions_around_a_break(a):
+    xs = [a * i for i in range(3)]
+    print("break between comprehensions")
+    return [a + x for x in xs]
+
+
+def test_break_in_a_function_with_cell_variables():
+    counter, records = _run(comprehensions_around_a_break, torch.randn(3))
+    assert counter.frame_count == 2
+    assert records[0].skipped_reason is None
+
+
+def closure_alive_across_break(a):
+    scale = 2
+
+    def f(x):
+        return x * scale
+
+    print("break while f is alive")
+    scale = 3
+    return f(a)
+
+
+def test_break_while_a_closure_is_alive_runs_the_frame_eagerly():
+    _, records = _run(closure_alive_across_break, torch.randn(3))
+    assert records[0].skipped_reason == "graph break while a closure over this frame's locals is alive"

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from framejit.guards import compiler, native
+from framejit.guards import native
 
 
 @pytest.fixture(params=["native", "python"])
@@ -14,5 +14,5 @@ def tensor_backend(request, monkeypatch):
         if native.load() is None:
             pytest.fail(f"native tensor guards did not build: {native.unavailable_reason()}")
     else:
-        monkeypatch.setattr(compiler.native, "load", lambda: None)
+        monkeypatch.setattr(native, "load", lambda: None)
     return request.param

@@ -204,3 +204,37 @@ def test_tensor_aliasing():
 def test_malformed_guards_are_refused(make):
     with pytest.raises(TypeError):
         make()
+
+
+def test_many_hasattr_guards_on_one_name_are_batched(tensor_backend):
+    from framejit.guards import compile_guards
+
+    ts = [torch.randn(2) for _ in range(4)]
+    L = {f"t{i}": t for i, t in enumerate(ts)}
+    guards = [
+        Guard(
+            AttrSource(LocalSource(n), "_framejit_dynamic_dims"),
+            GuardKind.HASATTR,
+            False,
+            f"f.py:{i}",
+        )
+        for i, n in enumerate(L)
+    ]
+    fn = compile_guards(guards, {})
+    assert fn.code_parts == [
+        "___check_hasattr('_framejit_dynamic_dims', False, L['t0'], L['t1'], L['t2'], L['t3'])"
+    ]
+    assert (
+        fn.verbose_code_parts[2] == "hasattr(L['t2'], '_framejit_dynamic_dims') == False  # f.py:2"
+    )
+    passes(guards, L)
+    marked = torch.randn(2)
+    marked._framejit_dynamic_dims = {0}
+    reason = fails(guards, dict(L, t2=marked))
+    assert reason == "hasattr(L['t2'], '_framejit_dynamic_dims') == False  (actual: True)  # f.py:2"
+    present = [
+        Guard(AttrSource(LocalSource(n), "_framejit_dynamic_dims"), GuardKind.HASATTR, True)
+        for n in L
+    ]
+    fails(present, dict(L, t2=marked))
+    passes(present, dict.fromkeys(L, marked))

@@ -49,7 +49,6 @@
 #define FE_FRAME_SIZE(co) ((co)->co_nlocalsplus + (co)->co_stacksize + FRAME_SPECIALS_SIZE)
 /* In 3.11 the caller (_PyEval_Vector) clears and pops the frame after the hook returns. */
 #define FE_HOOK_OWNS_FRAME 0
-#define FE_CODE_GET_EXTRA _PyCode_GetExtra
 #define FE_CODE_SET_EXTRA _PyCode_SetExtra
 #define FE_REQUEST_EXTRA_INDEX _PyEval_RequestCodeExtraIndex
 static inline void fe_discard_frame(PyThreadState *ts, _PyInterpreterFrame *f) {
@@ -76,7 +75,6 @@ static inline void fe_discard_frame(PyThreadState *ts, _PyInterpreterFrame *f) {
  * cleared and popped here.  3.12 exports no helper, so this is CPython's clear_thread_frame
  * for a frame that never ran (frame_obj is NULL: nobody could have made one). */
 #define FE_HOOK_OWNS_FRAME 1
-#define FE_CODE_GET_EXTRA PyUnstable_Code_GetExtra
 #define FE_CODE_SET_EXTRA PyUnstable_Code_SetExtra
 #define FE_REQUEST_EXTRA_INDEX PyUnstable_Eval_RequestCodeExtraIndex
 static void fe_discard_frame(PyThreadState *ts, _PyInterpreterFrame *f) {
@@ -121,7 +119,6 @@ static void fe_discard_frame(PyThreadState *ts, _PyInterpreterFrame *f) {
     } while (0)
 #define FE_FRAME_SIZE(co) ((co)->co_framesize)
 #define FE_HOOK_OWNS_FRAME 1
-#define FE_CODE_GET_EXTRA PyUnstable_Code_GetExtra
 #define FE_CODE_SET_EXTRA PyUnstable_Code_SetExtra
 #define FE_REQUEST_EXTRA_INDEX PyUnstable_Eval_RequestCodeExtraIndex
 PyAPI_FUNC(void) _PyEval_FrameClearAndPop(PyThreadState *tstate, _PyInterpreterFrame *frame);
@@ -225,13 +222,20 @@ static void fe_extra_free(void *extra) {
     PyMem_Free(cache);
 }
 
+/* co->co_extra points to this holder (Objects/codeobject.c; the same layout in 3.7-3.13).
+ * Reading it here saves the cross-library call of PyUnstable_Code_GetExtra on every hooked
+ * call; writes still go through the API. */
+typedef struct {
+    Py_ssize_t ce_size;
+    void *ce_extras[1];
+} fe_code_extra_holder;
+
 static inline void *fe_get_extra(PyCodeObject *co) {
-    void *extra = NULL;
-    if (FE_CODE_GET_EXTRA((PyObject *)co, fe_extra_index, &extra) < 0) {
-        PyErr_Clear();
+    fe_code_extra_holder *holder = (fe_code_extra_holder *)co->co_extra;
+    if (holder == NULL || fe_extra_index >= holder->ce_size) {
         return NULL;
     }
-    return extra;
+    return holder->ce_extras[fe_extra_index];
 }
 
 static int fe_register(PyObject *code) {

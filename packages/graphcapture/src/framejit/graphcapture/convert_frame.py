@@ -225,8 +225,8 @@ def _generate(code, f_globals, capture: _Capture, backend, record: CompileRecord
     if inst is None and output.count_calls() == 0 and not output.side_effects:
         return None, 0.0
     if inst is not None:
-        if code.co_cellvars:
-            raise SkipFrame("graph break in a function whose locals are captured by closures")
+        if code.co_cellvars and _closures_alive(tx):
+            raise SkipFrame("graph break while a closure over this frame's locals is alive")
         if tx.decoded.handler_for(inst.offset) is not None:
             raise SkipFrame("graph break inside a try/with block")
         effect = pyversion.break_stack_effect(inst.opname, inst.arg)
@@ -301,12 +301,40 @@ def _resume_targets(tx, inst) -> list[int]:
 
 
 def _live_values(tx, offset: int) -> list[tuple[str, Any]]:
+    """Locals the code after `offset` may read; cell variables are passed by value (new cells)."""
     live = tx.decoded.live_locals_at(offset)
     out = []
     for name in tx.code.co_varnames:
         if name in live and name in tx.symbolic_locals:
             out.append((name, tx.symbolic_locals[name]))
+    for name in tx.code.co_cellvars:
+        cell = tx.cells.get(name)
+        if cell is not None and cell.contents is not None:
+            out.append((name, cell.contents))
     return out
+
+
+def _closures_alive(tx) -> bool:
+    """Is a function holding this frame's cells reachable after the break?  (Then new cells
+    in the resume function would diverge from the ones that function sees.)"""
+    from .variables import NestedUserFunctionVariable
+
+    stack = [*tx.stack, *tx.symbolic_locals.values()]
+    stack.extend(c.contents for c in tx.cells.values() if c.contents is not None)
+    seen: set[int] = set()
+    while stack:
+        vt = stack.pop()
+        if id(vt) in seen:
+            continue
+        seen.add(id(vt))
+        if isinstance(vt, NestedUserFunctionVariable) and vt.closure:
+            return True
+        items = getattr(vt, "items", None)
+        if isinstance(items, list):
+            stack.extend(items)
+        elif isinstance(items, dict):
+            stack.extend(items.values())
+    return False
 
 
 def _reconstruct_local(cg: PyCodegen, name: str, vt) -> None:
@@ -424,15 +452,8 @@ def _emit_conditional_break(cg, tx, inst, deep, top, live_by_target, resumes) ->
 
 def _compile_graph(output: OutputGraph, needed: list[TensorVariable], backend):
     gm = output.build_graph_module([vt.node for vt in needed])
-    inputs = []
     by_node = {gi.node: gi for gi in output.inputs.values()}
-    for node in list(gm.graph.nodes):
-        if node.op == "placeholder":
-            if not node.users:
-                gm.graph.erase_node(node)
-            else:
-                inputs.append(by_node[node])
-    gm.recompile()
+    inputs = [by_node[node] for node in gm.graph.nodes if node.op == "placeholder"]
     name = f"__compiled_fn_{next(_names)}"
     example_inputs = [gi.value for gi in inputs]
     # inputs with fj.mark_dynamic dims: a backend must not specialize on those sizes

@@ -154,8 +154,10 @@ class OutputGraph:
             else:
                 root.register_buffer(name, value)
         graph.eliminate_dead_code(is_impure_node=_is_impure)
-        gm = torch.fx.GraphModule(root, graph, class_name="GraphModule")
-        return gm
+        for node in list(graph.nodes):
+            if node.op == "placeholder" and not node.users:
+                graph.erase_node(node)
+        return torch.fx.GraphModule(root, graph, class_name="GraphModule")
 
 
 def _is_dynamic(vt) -> bool:

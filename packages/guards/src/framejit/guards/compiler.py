@@ -5,7 +5,11 @@ type checks, constants, containers, the one batched tensor check, aliasing, shap
 relations); let each kind's handler emit its code parts, binding helpers and expected
 values as closure variables under TorchDynamo's names (``___check_tensors``,
 ``tensor_check_names``, ``___check_global_state``, ``___is_grad_enabled``,
-``utils_device``, ``G`` ...); then generate::
+``utils_device``, ``G`` ...).  Some kinds defer their guards (``ctx.defer``) to be
+checked together in one call where the first of them would go: all TENSOR_MATCH guards
+become one ``___check_tensors(...)``, and three or more HASATTR guards on one name
+become one ``___check_hasattr(name, expected, ...)``; their verbose parts still list
+each guard.  Then generate::
 
     def ___make_guard_fn(<closure variables>):
         def guard(L):
@@ -36,29 +40,23 @@ from typing import Any
 
 import torch
 
-from . import native
-from .guard import Guard, GuardKind
-from .kinds import handler_for
+from .guard import Guard
+from .kinds import CodePart, handler_for, origin_suffix
 from .mirror import guard_failure
 from .source import SOURCE_HELPERS, builtins_dict
-from .tensor_spec import PyTensorGuards
 
 _counter = itertools.count()
-TENSOR_RANK = handler_for(GuardKind.TENSOR_MATCH).rank
-
-
-@dataclass
-class _Part:
-    code: str
-    verbose: list[str]
-    guards: list[Guard]
 
 
 @dataclass
 class _CodeGen:
     global_scope: dict[str, Any]
     closure: dict[str, Any] = field(default_factory=dict)
-    tensors: list[Guard] = field(default_factory=list)
+    # Guards a handler deferred to be checked together, by batch key, in first-seen order,
+    # with the index among the parts where the batch goes.
+    batches: dict[tuple, list[Guard]] = field(default_factory=dict)
+    slots: dict[tuple, int] = field(default_factory=dict)
+    n_parts: int = 0
 
     def bind(self, hint: str, value: Any, unique: bool = False) -> str:
         """A closure variable holding ``value``, named after ``hint`` (made an identifier)."""
@@ -78,12 +76,10 @@ class _CodeGen:
         else:
             self.closure[name] = SOURCE_HELPERS[name]
 
-    def add_tensor(self, guard: Guard) -> None:
-        self.tensors.append(guard)
-
-
-def _origin_suffix(guard: Guard) -> str:
-    return f"  # {guard.origin}" if guard.origin else ""
+    def defer(self, key: tuple, guard: Guard) -> None:
+        """Check ``guard`` together with the others deferred under ``key`` (see Handler.finish)."""
+        self.slots.setdefault(key, self.n_parts)
+        self.batches.setdefault(key, []).append(guard)
 
 
 def _dedup(guards: Iterable[Guard]) -> list[Guard]:
@@ -104,41 +100,28 @@ def _order(guards: list[Guard]) -> list[Guard]:
     return [g for _, g in sorted(enumerate(guards), key=sort_key)]
 
 
-def _make_tensor_checker(specs: list) -> Any:
-    module = native.load()
-    if module is not None:
-        return module.TensorGuards([s.native_args() for s in specs]).check
-    return PyTensorGuards(specs).check
-
-
-def _build_parts(ordered: list[Guard], gen: _CodeGen) -> list[_Part]:
-    parts: list[_Part] = []
-    tensor_slot: int | None = None
+def _build_parts(ordered: list[Guard], gen: _CodeGen) -> list[CodePart]:
+    parts: list[CodePart] = []
     for g in ordered:
         if g.source is not None:
             for helper in g.source.all_helpers():
                 gen.bind_helper(helper)
-        if g.kind is GuardKind.TENSOR_MATCH and tensor_slot is None:
-            tensor_slot = len(parts)
         for code in handler_for(g.kind).emit(g, gen):
-            parts.append(_Part(code, [code + _origin_suffix(g)], [g]))
-    if gen.tensors:
-        names = [g.source.name() for g in gen.tensors]
-        check = gen.bind(
-            "___check_tensors", _make_tensor_checker([g.expected for g in gen.tensors])
-        )
-        gen.closure["tensor_check_names"] = names
-        code = f"{check}({', '.join(names)}, tensor_check_names=tensor_check_names)"
-        verbose = [
-            g.expected.render(n) + _origin_suffix(g)
-            for g, n in zip(gen.tensors, names, strict=True)
-        ]
-        assert tensor_slot is not None
-        parts.insert(tensor_slot, _Part(code, verbose, list(gen.tensors)))
-    return parts
+            parts.append(CodePart(code, [code + origin_suffix(g)], [g]))
+        gen.n_parts = len(parts)
+    by_slot: dict[int, list[CodePart]] = {}
+    for key, guards in gen.batches.items():
+        finished = handler_for(guards[0].kind).finish(key, guards, gen)
+        by_slot.setdefault(gen.slots[key], []).extend(finished)
+    out: list[CodePart] = []
+    for i in range(len(parts) + 1):
+        out += by_slot.get(i, [])
+        if i < len(parts):
+            out.append(parts[i])
+    return out
 
 
-def _generate_source(parts: list[_Part], closure_names: list[str]) -> str:
+def _generate_source(parts: list[CodePart], closure_names: list[str]) -> str:
     lines = [
         f"def ___make_guard_fn({', '.join(closure_names)}):",
         "    def guard(L):",
@@ -192,7 +175,7 @@ def compile_guards(guards: Iterable[Guard], global_scope: dict[str, Any]) -> Any
         for g in failure_order:
             reason = guard_failure(g, L, global_scope)
             if reason is not None:
-                return reason + _origin_suffix(g)
+                return reason + origin_suffix(g)
         return (
             "the guard check failed but every guard holds on its own (framejit bug: please report)"
         )

@@ -23,6 +23,7 @@ from __future__ import annotations
 import builtins
 import math
 import reprlib
+from dataclasses import dataclass
 from typing import Any
 
 from . import native
@@ -36,7 +37,7 @@ from .guard import Guard, GuardKind
 from .literals import check_key_literal, is_literal, render_literal
 from .shape_expr import ShapeExpr
 from .source import AttrSource, GlobalStateSource, Source
-from .tensor_spec import TensorSpec
+from .tensor_spec import PyTensorGuards, TensorSpec
 
 _short = reprlib.Repr()
 _short.maxstring = 60
@@ -65,6 +66,19 @@ def strict_equal(actual: Any, expected: Any) -> bool:
     return actual == expected
 
 
+@dataclass
+class CodePart:
+    """One condition of the generated check, its verbose lines, and the guards it covers."""
+
+    code: str
+    verbose: list[str]
+    guards: list[Guard]
+
+
+def origin_suffix(guard: Guard) -> str:
+    return f"  # {guard.origin}" if guard.origin else ""
+
+
 def _source_of(guard: Guard) -> Source:
     if guard.source is None:
         raise TypeError(f"{guard.kind.name} needs a source")
@@ -82,6 +96,10 @@ class Handler:
         return guard.expected
 
     def emit(self, guard: Guard, ctx: Any) -> list[str]:
+        raise NotImplementedError
+
+    def finish(self, key: tuple, guards: list[Guard], ctx: Any) -> list[CodePart]:
+        """The parts for guards this handler deferred under ``key`` with ``ctx.defer``."""
         raise NotImplementedError
 
     def mirror(self, guard: Guard, L: dict, G: dict) -> str | None:
@@ -102,8 +120,25 @@ class TensorMatch(Handler):
         return TensorSpec.capture(guard.value, guard.dynamic_dims)
 
     def emit(self, guard, ctx):
-        ctx.add_tensor(guard)
+        ctx.defer(("tensors",), guard)
         return []
+
+    def finish(self, key, guards, ctx):
+        names = [g.source.name() for g in guards]
+        specs = [g.expected for g in guards]
+        module = native.load()
+        checker = (
+            module.TensorGuards([s.native_args() for s in specs]).check
+            if module is not None
+            else PyTensorGuards(specs).check
+        )
+        check = ctx.bind("___check_tensors", checker)
+        ctx.closure["tensor_check_names"] = names
+        code = f"{check}({', '.join(names)}, tensor_check_names=tensor_check_names)"
+        verbose = [
+            g.expected.render(n) + origin_suffix(g) for g, n in zip(guards, names, strict=True)
+        ]
+        return [CodePart(code, verbose, list(guards))]
 
     def mirror(self, guard, L, G):
         return guard.expected.mismatch(guard.source.get(L, G), guard.source.name())
@@ -285,8 +320,21 @@ class HasAttr(Handler):
         code = f"hasattr({src.base.name()}, {src.member!r})"
         return code if guard.expected else f"{code} == False"
 
+    #: From this many HASATTR guards on one name, they are checked in one native call.
+    BATCH_FROM = 3
+
     def emit(self, guard, ctx):
-        return [self._code(guard)]
+        ctx.defer(("hasattr", guard.source.member, guard.expected), guard)
+        return []
+
+    def finish(self, key, guards, ctx):
+        verbose = [self._code(g) + origin_suffix(g) for g in guards]
+        if len(guards) < self.BATCH_FROM:
+            return [CodePart(self._code(g), [v], [g]) for g, v in zip(guards, verbose, strict=True)]
+        _, member, expected = key
+        helper = ctx.bind("___check_hasattr", native.helper("check_hasattr", check_hasattr))
+        objs = ", ".join(g.source.base.name() for g in guards)
+        return [CodePart(f"{helper}({member!r}, {expected}, {objs})", verbose, list(guards))]
 
     def mirror(self, guard, L, G):
         src = guard.source
@@ -410,6 +458,11 @@ class NoTensorAliasing(Handler):
                 return f"{seen[id(obj)].name()} and {s.name()} are the same object (traced as distinct)"
             seen[id(obj)] = s
         return None
+
+
+def check_hasattr(name: str, expected: bool, *objs: Any) -> bool:
+    """hasattr(obj, name) == expected for every obj (pure-Python body of ___check_hasattr)."""
+    return all(hasattr(o, name) == expected for o in objs)
 
 
 def check_no_aliasing(*objs: Any) -> bool:

@@ -57,7 +57,12 @@ def compile_fx(
         )
     example_inputs = list(example_inputs)
     choice = _pick_codegen(codegen, example_inputs)
-    generator = get_codegen(choice)  # raises TritonCodegenUnavailable for now
+    try:
+        generator = get_codegen(choice)
+    except TritonCodegenUnavailable as error:
+        if codegen is not None:
+            raise  # asked for explicitly: say so
+        return _eager(gm, str(error))  # picked by device: never fail
     if torch.is_grad_enabled() and any(
         isinstance(t, torch.Tensor) and t.requires_grad for t in example_inputs
     ):

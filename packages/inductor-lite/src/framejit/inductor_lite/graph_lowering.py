@@ -32,7 +32,7 @@ from .ir import (
     TensorValue,
     contiguous_strides,
 )
-from .lowering import LOWERINGS, SUPPORTED_DTYPES, LoweringContext, NotLowered
+from .lowering import EXTERN_BY_DESIGN, LOWERINGS, SUPPORTED_DTYPES, LoweringContext, NotLowered
 
 log = logging.getLogger("framejit.inductor_lite")
 
@@ -146,7 +146,9 @@ class GraphLowering:
         value, reason = None, ""
         lowering = LOWERINGS.get(node.target)
         problem = self._dtype_problem(node)
-        if lowering is None:
+        if node.target in EXTERN_BY_DESIGN:
+            reason = f"{node.target} stays in ATen (library kernel)"
+        elif lowering is None:
             reason = f"no lowering for {node.target}"
         elif problem:
             reason = problem

@@ -37,6 +37,16 @@ FLOAT_DTYPES = {torch.float32, torch.float64, torch.bfloat16}
 
 LOWERINGS: dict[Any, Callable[..., Any]] = {}
 
+# Ops that stay in ATen by design: their library kernels beat generated loops.
+EXTERN_BY_DESIGN = {
+    aten.mm.default,
+    aten.addmm.default,
+    aten.bmm.default,
+    aten.baddbmm.default,
+    aten.convolution.default,
+    aten._scaled_dot_product_flash_attention_for_cpu.default,
+}
+
 
 class NotLowered(Exception):
     """This call is left to ATen; the message says why (it is logged)."""

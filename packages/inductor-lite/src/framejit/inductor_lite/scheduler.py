@@ -177,9 +177,14 @@ def _fits(group: FusedGroup, buffer: ComputedBuffer) -> tuple[int, ...] | None:
         while common < min(len(shape), len(group.outer)) and shape[common] == group.outer[common]:
             common += 1
         candidate = group.outer[:common]
-    total = group.work() + buffer.numel * (math.prod(getattr(buffer.body, "reduction_ranges", ())))
-    if math.prod(candidate) < 64 and total >= config.parallel_min_work:
-        return None
+    if math.prod(candidate) < 64:
+        # few outer iterations: big pointwise work would run on one thread
+        big_node = (
+            not isinstance(buffer.body, ReductionBody) and buffer.numel >= config.parallel_min_work
+        )
+        shrinks = candidate != group.outer and group.work() >= config.parallel_min_work
+        if big_node or shrinks:
+            return None
     return candidate
 
 

@@ -1,7 +1,7 @@
 """Builds and loads the native hit-path helpers (tensor_guards.cpp), once per machine.
 
-``___check_tensors``, ``___check_global_state`` and ``___check_no_aliasing`` have C++
-bodies.  The extension is compiled with the system C++ compiler against the installed
+``___check_tensors``, ``___check_global_state``, ``___check_hasattr`` and
+``___check_no_aliasing`` have C++ bodies.  The extension is compiled with the system C++ compiler against the installed
 torch's headers the first time a guard set needs it, and cached on disk under a key
 made of the source, the torch build and the interpreter; later processes just load
 it.  It is linked without an rpath (torch's own libraries are already loaded when it

@@ -5,7 +5,8 @@
 // at::Tensor directly (no Python attribute getters, no temporary torch.Size objects).
 // GlobalState: the body of ___check_global_state(), comparing thread/process state
 // (default dtype, autocast, torch-function/dispatch mode stacks, ...) in one call.
-// Plus check_no_aliasing(*objs) for NO_TENSOR_ALIASING over many sources.
+// Plus check_hasattr(name, expected, *objs) for many HASATTR guards on one name, and
+// check_no_aliasing(*objs) for NO_TENSOR_ALIASING over many sources.
 // Semantics match the pure-Python TensorSpec.mismatch (tensor_spec.py) and
 // make_check_global_state (global_state.py) exactly: the tests run both.
 //
@@ -360,6 +361,33 @@ PyTypeObject GlobalStateType = {
     PyVarObject_HEAD_INIT(nullptr, 0)
 };
 
+// check_hasattr(name, expected, *objs): hasattr(obj, name) == expected for every obj (the
+// batched form of many HASATTR guards, e.g. "not marked dynamic" on each input tensor).
+// Same result as builtins.hasattr; exceptions other than AttributeError propagate.
+PyObject* check_hasattr(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
+  if (nargs < 2 || !PyUnicode_Check(args[0])) {
+    PyErr_SetString(PyExc_TypeError, "check_hasattr(name: str, expected: bool, *objs)");
+    return nullptr;
+  }
+  const int expected = PyObject_IsTrue(args[1]);
+  for (Py_ssize_t i = 2; i < nargs; ++i) {
+    PyObject* result = nullptr;
+#if PY_VERSION_HEX >= 0x030D0000
+    int found = PyObject_GetOptionalAttr(args[i], args[0], &result);
+#else
+    int found = _PyObject_LookupAttr(args[i], args[0], &result);
+#endif
+    Py_XDECREF(result);
+    if (found < 0) {
+      return nullptr;
+    }
+    if (found != expected) {
+      Py_RETURN_FALSE;
+    }
+  }
+  Py_RETURN_TRUE;
+}
+
 // check_no_aliasing(*objs): true when no two arguments are the same object.
 PyObject* check_no_aliasing(PyObject* /*module*/, PyObject* const* args, Py_ssize_t nargs) {
   if (nargs <= 16) {
@@ -381,6 +409,8 @@ PyObject* check_no_aliasing(PyObject* /*module*/, PyObject* const* args, Py_ssiz
 }
 
 PyMethodDef module_methods[] = {
+    {"check_hasattr", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(check_hasattr)),
+     METH_FASTCALL, "check_hasattr(name, expected, *objs) -> bool"},
     {"check_no_aliasing",
      reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(check_no_aliasing)),
      METH_FASTCALL, "check_no_aliasing(*objs) -> bool: no object passed twice"},

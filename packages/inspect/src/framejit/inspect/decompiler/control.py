@@ -168,7 +168,14 @@ class ControlFlow:
         return _literal(first.test, not first.jump_when), 1, first.target, first.index + 1
 
     def _retarget(self, node: CondNode, fall: int, false: int) -> CondNode:
-        """A test jumping to a duplicate of the chain's exit block jumps to the exit itself."""
+        """A test jumping to a duplicate of the chain's exit block jumps to the exit itself;
+        one jumping past the chained-comparison cleanup at ``fall`` jumps to ``fall``."""
+        at_fall = self.ins[fall] if fall < len(self.ins) else None
+        skips_cleanup = (
+            at_fall is not None and at_fall.opname == "JUMP" and self._skips_only_cleanup(at_fall)
+        )
+        if skips_cleanup and node.target == at_fall.target:
+            return CondNode(node.test, node.jump_when, node.start, node.index, fall)
         for label in (false, fall):
             if node.target != label and self.bc.same_exit(node.target, label):
                 return CondNode(node.test, node.jump_when, node.start, node.index, label)
@@ -237,7 +244,9 @@ class ControlFlow:
             beyond = [
                 i.target
                 for i in self.ins[fall : false - 1]
-                if i.opname == "JUMP" and i.target > false and self._loop_jump(i.target, blk) is None
+                if i.opname == "JUMP"
+                and i.target > false
+                and self._loop_jump(i.target, blk) is None
             ]
             if beyond:
                 follow = min(max(beyond), stop)
@@ -403,6 +412,9 @@ class ControlFlow:
             j -= 1
         closers = [s for h in heads for s in self.bc.backward_sources.get(h, []) if s < exit_]
         body_end = max(closers) if closers else exit_
+        if body_end < exit_ - 1 or (closers and self.ins[body_end].opname != "JUMP"):
+            # code after the last jump back still belongs to the body (``if c: continue; raise``)
+            body_end = exit_
         slot = Slot()
         trial = self.run_until_complete(
             ins.index + 1, blk, slot, [*blk.stack, Iterator(iterable), slot]
@@ -596,7 +608,13 @@ class ControlFlow:
         fin_start = handler + 1
         fin_end = limit - 1 if self.ins[limit - 1].opname == "RERAISE" else limit
         ignored = self.bc.table.ignored
-        signature = [i.signature() for i in self.ins[fin_start:fin_end] if i.opname not in ignored]
+        # each way out of the finally body ends in RERAISE in the handler, but continues with
+        # the code after the try (often a duplicated ``return``) in the copies: leave it out
+        signature = [
+            i.signature()
+            for i in self.ins[fin_start:fin_end]
+            if i.opname not in ignored and i.opname != "RERAISE"
+        ]
         covered = {j for e in self.bc.handler_entries(handler) for j in range(e.start, e.end)}
         # the finally body is copied onto every way out of the try: the normal path right
         # after the body, and before each return/break/continue inside it
@@ -665,7 +683,11 @@ class ControlFlow:
         ]
         before = self.ins[handler - 1]
         else_end = handler
-        if before.opname == "JUMP" and before.target > handler:
+        if (
+            before.opname == "JUMP"
+            and before.target > handler
+            and self._loop_jump(before.target, blk) is None
+        ):
             ends.append(before.target)
             else_end = handler - 1
         follow = min(ends) if ends else boundary
@@ -677,5 +699,14 @@ class ControlFlow:
                 body.out.extend(self.run(body_end, else_end, body.stack, blk).out)
             else:
                 orelse = self.run(body_end, else_end, blk.stack, blk).out
+                if len(orelse) == 1 and isinstance(orelse[0], (ast.Break, ast.Continue)):
+                    body.out.extend(orelse)  # ``try: x = f(); break``: the jump cannot raise
+                    orelse = []
         blk.emit(ast.Try(body.out or [ast.Pass()], handlers, orelse, []))
+        # code after a try whose body always returns is reached only through a handler
+        if follow < len(self.ins) and follow not in blk.reach:
+            extra = self.reach_from(follow)
+            self.bc.normal_reachable.update(extra)
+            if isinstance(blk.reach, set):
+                blk.reach.update(extra)
         return min(follow, blk.stop)

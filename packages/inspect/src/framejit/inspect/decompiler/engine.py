@@ -112,6 +112,9 @@ class Engine:
             if len(blk.stack) <= base:
                 blk.expr_start = i
             ins = self.ins[i]
+            if sandbox and ins.opname == "JUMP" and self._skips_only_cleanup(ins):
+                i = ins.target  # past a chained comparison's cleanup, the test goes on
+                continue
             if sandbox and (ins.is_cond_jump or ins.opname == "JUMP"):
                 blk.stopped_at = i
                 break
@@ -121,6 +124,16 @@ class Engine:
             i = i + 1 if nxt is None else nxt
         blk.end = i
         return blk
+
+    def _skips_only_cleanup(self, ins: Instr) -> bool:
+        """A forward jump over nothing but a chained comparison's ``POP_TOP`` cleanup."""
+        skipped = self.ins[ins.index + 1 : ins.target]
+        return (
+            ins.target > ins.index
+            and 0 < len(skipped) <= 4
+            and all(i.opname in {"POP_TOP", "SWAP", "NOP", "JUMP"} for i in skipped)
+            and any(i.opname == "POP_TOP" for i in skipped)
+        )
 
     def dispatch(self, ins: Instr, blk: Block) -> int | None:
         if ins.opname in self.bc.table.ignored:

@@ -445,19 +445,56 @@ class ExpressionOps:
 
     # ------------------------------------------------------------ stores
     def STORE_FAST(self, ins, blk: Block):
+        multi = self._multiple_assignment(ins, blk)
+        if multi is not None:
+            return multi
+        self._declare(ins)
         self.store(ast.Name(self.local_name(ins.argval), ast.Store()), ins, blk)
+        return None
 
-    STORE_NAME = STORE_FAST
+    STORE_NAME = STORE_GLOBAL = STORE_DEREF = STORE_FAST
 
-    def STORE_GLOBAL(self, ins, blk: Block):
-        if self.code.co_name != "<module>":
+    def _declare(self, ins) -> None:
+        """``global``/``nonlocal`` declarations the function body needs for this store."""
+        if ins.opname == "STORE_GLOBAL" and self.code.co_name != "<module>":
             self.declared_global.add(ins.argval)
-        self.STORE_FAST(ins, blk)
-
-    def STORE_DEREF(self, ins, blk: Block):
-        if ins.argval in self.code.co_freevars:
+        if ins.opname == "STORE_DEREF" and ins.argval in self.code.co_freevars:
             self.declared_nonlocal.add(ins.argval)
-        self.store(ast.Name(ins.argval, ast.Store()), ins, blk)
+
+    def _multiple_assignment(self, ins, blk: Block) -> int | None:
+        """``x, y = f(), g()``: the values are pushed in order and stored in reverse.
+
+        Emitting one assignment per store would evaluate ``g()`` before ``f()``.
+        """
+        simple = {"STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF"}
+        stores = [ins]
+        while (nxt := self.next_ins(stores[-1].index)) is not None and nxt.opname in simple:
+            stores.append(nxt)
+        count = len(stores)
+        if count < 2 or (len(blk.stack) - blk.floor < count and blk.sandbox):
+            return None
+        values = blk.stack[-count:] if len(blk.stack) >= count else []
+        if len(values) != count or not all(isinstance(v, ast.expr) for v in values):
+            return None
+        if len({id(v) for v in values}) != count:
+            return None  # ``a = b = f()`` (COPY): a chained assignment
+        if any(
+            chain_statement(v) is not None or any(e is v for e in blk.stack[:-count])
+            for v in values
+        ):
+            return None
+        names = {s.argval for s in stores}
+        reads_targets = any(
+            isinstance(n, ast.Name) and n.id in names for v in values for n in ast.walk(v)
+        )
+        if not reads_targets and not any(_has_effects(v) for v in values):
+            return None  # plain values: one assignment per store reads as well and is exact
+        del blk.stack[-count:]
+        for store in stores:
+            self._declare(store)
+        targets = [ast.Name(self.local_name(s.argval), ast.Store()) for s in reversed(stores)]
+        blk.emit(ast.Assign([ast.Tuple(targets, ast.Store())], ast.Tuple(list(values), ast.Load())))
+        return stores[-1].index + 1
 
     def STORE_ATTR(self, ins, blk: Block):
         obj = self.pop(blk)
@@ -474,6 +511,7 @@ class ExpressionOps:
             value.target = target
             return
         if isinstance(value, InPlace) and _same(_store_ctx(value.target), target):
+            self.protect_stack(target, blk)
             blk.emit(ast.AugAssign(target, value.op, value.value))
             return
         if isinstance(value, PlainImport):
@@ -500,11 +538,40 @@ class ExpressionOps:
             blk.stack[:] = [walrus if entry is value else entry for entry in blk.stack]
             return
         statement = ast.Assign([target], expr)
+        self.protect_stack(target, blk, keep=value)
         blk.emit(statement)
         if shared:
             name = target.id if isinstance(target, ast.Name) else ast.unparse(target)
             alias = chain_name(name, statement)
             blk.stack[:] = [alias if entry is value else entry for entry in blk.stack]
+
+    def protect_stack(self, target: ast.expr, blk: Block, keep=None) -> None:
+        """Values still on the stack were computed before this store: if the store could
+        change what their expression reads (``a, b = b, a - 1``), name them first."""
+        if isinstance(target, ast.Name):
+
+            def affected(node: ast.AST) -> bool:
+                return isinstance(node, ast.Name) and node.id == target.id
+        elif isinstance(target, ast.Attribute):
+
+            def affected(node: ast.AST) -> bool:
+                return isinstance(node, ast.Attribute) and node.attr == target.attr
+        else:
+
+            def affected(node: ast.AST) -> bool:
+                return isinstance(node, ast.Subscript)
+
+        for position, entry in enumerate(blk.stack):
+            if (
+                entry is keep
+                or not isinstance(entry, ast.expr)
+                or chain_statement(entry) is not None
+            ):
+                continue
+            if any(affected(node) for node in ast.walk(entry)):
+                temp = self.shared.temp()
+                blk.emit(ast.Assign([ast.Name(temp, ast.Store())], entry))
+                blk.stack[position] = ast.Name(temp)
 
     def _store_follows(self, i: int) -> bool:
         nxt = self.next_ins(i)
@@ -647,7 +714,7 @@ class ExpressionOps:
         return blk.stop if self._ends_block(ins.index, blk) else None
 
     def RERAISE(self, ins, blk: Block):
-        blk.emit(ast.Raise(None, None))
+        # compiler-made (end of a finally/with/except handler): not a source statement
         return blk.stop if self._ends_block(ins.index, blk) else None
 
     def _ends_block(self, i: int, blk: Block) -> bool:
@@ -747,6 +814,21 @@ class ExpressionOps:
                 blk.emit(marker_stmt(WithEnd(early)))
                 return ins.index + len(pattern)
         return None
+
+
+def _has_effects(node: ast.expr) -> bool:
+    """Whether evaluating ``node`` may run code (calls, attribute and item access, yields)."""
+    kinds = (
+        ast.Call,
+        ast.Attribute,
+        ast.Subscript,
+        ast.Await,
+        ast.Yield,
+        ast.YieldFrom,
+        ast.NamedExpr,
+        ast.BinOp,
+    )
+    return any(isinstance(n, kinds) for n in ast.walk(node))
 
 
 def _is_none(node: ast.expr) -> bool:
