@@ -3,7 +3,7 @@
 Cold: the first call (trace + guards + code generation; the "eager" backend compiles
 nothing), best of 3 fresh models.  Hit: per-call time once compiled (model included),
 median of 7 loops.  Eager: the plain model, for reference.  Times are this process's CPU
-time (time.process_time), so other load on a shared machine does not skew the ratios;
+time (time.process_time, one intra-op thread), so other load on a shared machine does not skew the ratios;
 the cold wall-clock time is printed too.  Ratios are framejit / torch (lower is better):
 the goals are cold <= 0.5x and hit <= 1.0x.
 """
@@ -82,6 +82,7 @@ def main() -> None:
     import torch._dynamo
 
     torch.manual_seed(0)
+    torch.set_num_threads(1)  # CPU time == wall time of the one compute thread
     rows = []
     for name, (make_model, make_inputs) in WORKLOADS.items():
         inputs = make_inputs()

@@ -100,4 +100,24 @@ def test_torch_compile_region_inside_framejit():
         assert fe.hook_state()["current"] == "framejit"  # torch restored framejit's evaluator
         assert plain(4) == 8
     assert fe.hook_state()["current"] == "default"
-    torch._dynamo.reset()
+
+    # framejit enabled from inside a compiled region (a torch._dynamo.disable'd helper):
+    # it must still be in place, and working, after torch leaves the region.
+    @torch._dynamo.disable
+    def enable_framejit():
+        fe.set_callback(cb)
+
+    def model_enabling(x):
+        y = torch.cos(x)
+        enable_framejit()
+        return y * 3
+
+    compiled_enabling = torch.compile(model_enabling, backend="eager")
+    try:
+        torch.testing.assert_close(compiled_enabling(x), model_enabling(x))
+        assert fe.hook_state()["current"] == "framejit"
+        assert plain(5) == 10
+    finally:
+        fe.set_callback(None)
+        torch._dynamo.reset()
+    assert fe.hook_state()["current"] == "default"

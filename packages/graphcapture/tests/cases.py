@@ -1416,3 +1416,22 @@ def tensor_method_via_getattr_string(a):
 @case(t(4))
 def none_default_torch_args(a):
     return torch.sum(a, dim=None), a.mean(dim=None)
+
+
+class _HasParam(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(4))
+
+    def forward(self, x):
+        if isinstance(self.w, nn.Parameter) and not isinstance(x, nn.Parameter):
+            return x * self.w
+        return x
+
+
+_has_param = _HasParam()
+
+
+@case(t(4))
+def isinstance_parameter(a):
+    return _has_param(a)

@@ -244,4 +244,6 @@ def closure_alive_across_break(a):
 
 def test_break_while_a_closure_is_alive_runs_the_frame_eagerly():
     _, records = _run(closure_alive_across_break, torch.randn(3))
-    assert records[0].skipped_reason == "graph break while a closure over this frame's locals is alive"
+    assert (
+        records[0].skipped_reason == "graph break while a closure over this frame's locals is alive"
+    )

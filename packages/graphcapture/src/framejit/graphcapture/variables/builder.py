@@ -245,7 +245,9 @@ def wrap_tensor(tx, value: torch.Tensor, source) -> VariableTracker:
             AttrSource(source, DYNAMIC_DIMS_ATTR), GuardKind.HASATTR, False, origin=tx.origin()
         )
     graph_input = tx.output.graph_input(source, value)
-    return TensorVariable(graph_input.node, graph_input.example, source, dynamic=bool(dims))
+    return TensorVariable(
+        graph_input.node, graph_input.example, source, dynamic=bool(dims), python_cls=type(value)
+    )
 
 
 def wrap_parameter(
@@ -267,7 +269,7 @@ def wrap_parameter(
     node = tx.output.get_attr(
         source if source is not None else AttrSource(module_vt.source, name), value
     )
-    vt = TensorVariable(node, node.meta["example_value"], source)
+    vt = TensorVariable(node, node.meta["example_value"], source, python_cls=type(value))
     if source is not None:
         tx.output.wrapped[source_name(source)] = vt
     return vt

@@ -223,27 +223,16 @@ def _len(tx, obj):
     raise Unsupported(f"len() of {obj}")
 
 
-def _python_type_of(tx, obj):
-    if isinstance(obj, TensorVariable):
-        return obj.python_type()
-    return obj.python_type()
-
-
 def _isinstance(tx, obj, classes):
     cls = classes.as_python_constant()
     try:
-        t = _python_type_of(tx, obj)
-    except Unsupported:
-        raise
-    if isinstance(obj, TensorVariable) and t is torch.Tensor and isinstance(cls, type):
-        # a plain tensor is not a Parameter even when it came from one in the graph
-        return ConstantVariable(
-            issubclass(torch.Tensor, cls) if cls is not torch.nn.Parameter else False
-        )
-    try:
-        return ConstantVariable(issubclass(t, cls))
+        return ConstantVariable(isinstance_of_type(obj.python_type(), cls))
     except TypeError as e:
         raise Unsupported(f"TypeError in isinstance: {e}") from e
+
+
+def isinstance_of_type(t: type, cls) -> bool:
+    return issubclass(t, cls)
 
 
 def _issubclass(tx, a, b):
@@ -253,7 +242,7 @@ def _issubclass(tx, a, b):
 def _type(tx, obj):
     from .builder import wrap
 
-    return wrap(tx, _python_type_of(tx, obj), None)
+    return wrap(tx, obj.python_type(), None)
 
 
 def _range(tx, *args):

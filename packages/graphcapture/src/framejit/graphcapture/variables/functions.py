@@ -215,9 +215,9 @@ class UserMethodVariable(VariableTracker):
         return types.MethodType
 
     def call_function(self, tx, args, kwargs) -> VariableTracker:
+        # A method found on the (guarded) object's class: its defaults are taken as they are
+        # now, unguarded (replacing __defaults__ of a class's method is not supported).
         fn_source = AttrSource(self.source, "__func__") if self.source is not None else None
-        if fn_source is None and getattr(self.obj, "source", None) is not None:
-            fn_source = AttrSource(AttrSource(self.obj.source, "__class__"), self.fn.__name__)
         return UserFunctionVariable(self.fn, fn_source).call_function(tx, [self.obj, *args], kwargs)
 
 

@@ -8,7 +8,7 @@ from typing import Any
 import torch
 
 from ..exc import Unsupported
-from ..sources import AttrSource
+from ..sources import AttrSource, ItemSource
 from .base import ConstantVariable, VariableTracker, is_constant_value
 
 
@@ -150,7 +150,12 @@ class NNModuleVariable(GetAttrMixin, VariableTracker):
         if name in submodules:
             from .builder import wrap
 
-            source = AttrSource(self.source, name) if self.source is not None else None
+            # base._modules['name']: dict reads, not nn.Module.__getattr__, in every guard
+            source = (
+                ItemSource(AttrSource(self.source, "_modules"), name)
+                if self.source is not None
+                else None
+            )
             return wrap(tx, submodules[name], source)
         return self._lookup(tx, name)
 

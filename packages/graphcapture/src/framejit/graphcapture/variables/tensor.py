@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import operator
-from typing import Any
 
 import torch
 
@@ -50,18 +49,26 @@ class TensorVariable(VariableTracker):
     # the example sizes, so a size must never become a Python value (it would be baked in).
     dynamic = False
 
-    def __init__(self, node, example: torch.Tensor, source=None, dynamic: bool = False):
+    def __init__(
+        self,
+        node,
+        example: torch.Tensor,
+        source=None,
+        dynamic: bool = False,
+        python_cls=torch.Tensor,
+    ):
         self.node = node
         self.example = example
         self.source = source
         self.dynamic = dynamic
+        self.python_cls = python_cls  # the real object's class (Parameter for parameters)
 
     def check_static(self, what: str) -> None:
         if self.dynamic:
             raise Unsupported(f"{what} of a tensor with dynamic dims used as a Python value")
 
     def python_type(self) -> type:
-        return type(self.example) if not _is_fake(self.example) else torch.Tensor
+        return self.python_cls
 
     def as_proxy(self):
         return self.node
@@ -103,8 +110,12 @@ class TensorVariable(VariableTracker):
             return ConstantVariable(getattr(self.example, name))
         if name in ("grad", "grad_fn", "_base", "_version"):
             raise Unsupported(f"Tensor.{name} is not traced")
-        if name == "is_leaf" and self.node.op not in ("placeholder", "get_attr"):
-            return ConstantVariable(not self.example.requires_grad)
+        if name == "is_leaf":
+            if not self.example.requires_grad:
+                return ConstantVariable(True)
+            if self.node.op in ("call_function", "call_method"):
+                return ConstantVariable(False)
+            raise Unsupported("Tensor.is_leaf of an input that requires grad (not guarded)")
         try:
             attr = getattr(torch.Tensor, name)
         except AttributeError:
@@ -166,12 +177,6 @@ def _size_like(tensor: TensorVariable, name: str, args: list) -> VariableTracker
         return ConstantVariable(int(values[dim]))
     items = [ConstantVariable(int(v)) for v in values]
     return SizeVariable(items) if name == "size" else TupleVariable(items)
-
-
-def _is_fake(value: Any) -> bool:
-    from torch._subclasses.fake_tensor import FakeTensor
-
-    return isinstance(value, FakeTensor)
 
 
 def wrap_op_result(output, node, example, dynamic: bool = False) -> VariableTracker:
