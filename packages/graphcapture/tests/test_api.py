@@ -229,3 +229,10 @@ def test_recursion_through_the_compiled_entry():
 def test_isolated_venv_has_no_optional_packages():
     assert importlib.util.find_spec("framejit.inductor_lite") is None
     assert importlib.util.find_spec("framejit.inspect") is None
+
+
+def test_dynamic_true_is_not_silently_ignored():
+    with pytest.warns(UserWarning, match="mark_dynamic"):
+        compiled = fj.compile(double_plus_one, backend="eager", dynamic=True)
+    x = torch.randn(3)
+    torch.testing.assert_close(compiled(x), x * 2 + 1)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import warnings
 from typing import Any
 
 import torch
@@ -56,6 +57,13 @@ class _OptimizeContext:
 
 def optimize(backend="eager", *, nopython: bool = False, fullgraph: bool = False, dynamic=None):
     """`@optimize(backend)` or `with optimize(backend):` (torch._dynamo.optimize's shape)."""
+    if dynamic:
+        warnings.warn(
+            "framejit: dynamic=True is not implemented yet; sizes are specialized (guarded). "
+            "Mark varying dims with fj.mark_dynamic(tensor, dim) to keep them out of the guards.",
+            UserWarning,
+            stacklevel=3,
+        )
     backend_fn = lookup_backend(backend)
     backend_fn = _NamedBackend(backend_fn, backend)
     return _OptimizeContext(FrameCallback(backend_fn, fullgraph=fullgraph or nopython))

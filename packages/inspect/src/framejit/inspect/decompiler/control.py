@@ -704,7 +704,7 @@ class ControlFlow:
                     orelse = []
         blk.emit(ast.Try(body.out or [ast.Pass()], handlers, orelse, []))
         # code after a try whose body always returns is reached only through a handler
-        if follow < len(self.ins) and follow not in blk.reach:
+        if ends and follow < len(self.ins) and follow not in blk.reach:
             extra = self.reach_from(follow)
             self.bc.normal_reachable.update(extra)
             if isinstance(blk.reach, set):
