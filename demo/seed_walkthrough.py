@@ -98,11 +98,20 @@ def time_per_call(fn, *args, repeat: int = 50) -> float:
 def step_inductor(fj) -> None:
     banner("5. toy_example through inductor-lite: generated code and speedup over eager")
     fj.reset()
+    records = []
+    unsubscribe = fj.events.subscribe(records.append)
     compiled = fj.compile(toy_example, backend="inductor-lite")
     a, b = torch.randn(4096, 1024), torch.randn(4096, 1024)
     torch.testing.assert_close(compiled(a, b), toy_example(a, b))
     torch.testing.assert_close(compiled(a, -b.abs()), toy_example(a, -b.abs()))
+    unsubscribe()
     print("results match eager on both branches.")
+    for record in records:
+        for graph in record.graphs:
+            source = getattr(graph.compiled, "source_code", None)
+            if source:
+                print(f"\n--- generated code of {graph.name} ({record.function_name}) ---")
+                print(source)
     eager_s = time_per_call(toy_example, a, b)
     compiled_s = time_per_call(compiled, a, b)
     print(

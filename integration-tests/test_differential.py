@@ -41,7 +41,10 @@ def build(program):
 
 
 @settings(max_examples=25, deadline=None, suppress_health_check=[HealthCheck.too_slow])
-@given(program=st.lists(step, min_size=1, max_size=6), backend=st.sampled_from(["eager", "inductor-lite"]))
+@given(
+    program=st.lists(step, min_size=1, max_size=6),
+    backend=st.sampled_from(["eager", "inductor-lite"]),
+)
 def test_random_programs_match_eager(program, backend):
     fn = build(program)
     x, y = torch.randn(4, 8), torch.randn(4, 8)

@@ -92,7 +92,9 @@ def test_training_step_matches_eager(name, backend):
     x = make_input()
     compiled(x).sum().backward()
     reference(x).sum().backward()
-    for (pname, p), (_, r) in zip(model.named_parameters(), reference.named_parameters()):
+    for (pname, p), (_, r) in zip(
+        model.named_parameters(), reference.named_parameters(), strict=True
+    ):
         torch.testing.assert_close(p.grad, r.grad, rtol=1e-4, atol=1e-5, msg=pname)
 
 
