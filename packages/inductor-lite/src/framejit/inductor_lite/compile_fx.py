@@ -4,7 +4,6 @@ wrap — and if any stage cannot handle the graph, run it eagerly with a logged 
 from __future__ import annotations
 
 import logging
-import threading
 from collections.abc import Callable
 from typing import Any
 
@@ -105,11 +104,24 @@ def _compile(
 
     namespace["_fallback"] = fallback
     namespace["_gm"] = gm
+    if future is not None:
+        # Kernels compile on a thread pool while the wrapper is built; wait here so the
+        # returned callable's code never changes after it is handed out (a frame-evaluation
+        # front end may mark that code object as "never intercept").
+        try:
+            kernels = future.result()
+        except Exception as error:
+            if config.strict:
+                raise
+            log.warning("inductor-lite: compile failed, the graph runs eagerly: %s", error)
+            return _eager(gm, f"kernel compile failed: {error}")
+        for group in groups:
+            namespace[f"_k_{group.name}"] = kernels[group.name]
+        namespace["_kernels_library"] = kernels
     exec(
-        compile(wrapper_source + COLD_PATH, f"<inductor-lite wrapper {id(namespace):x}>", "exec"),
+        compile(wrapper_source, f"<inductor-lite wrapper {id(namespace):x}>", "exec"),
         namespace,
     )
-    _arm_first_call(namespace, future, [g.name for g in groups])
     call = namespace["call"]
     call.source_code = (
         f"{wrapper_source}\n\n# ---- kernels ({generated.language}) ----\n{generated.source}"
@@ -119,46 +131,5 @@ def _compile(
     call.fallback_reasons = list(graph.fallback_reasons)
     call.kernel_count = len(groups)
     call.graph_module = gm
-    call.wait_compiled = lambda: future.result() if future is not None else None
     output_code_log.debug("inductor-lite output code:\n%s", call.source_code)
     return call
-
-
-COLD_PATH = """
-
-def _cold_call(*args):
-    _ensure_compiled()
-    return call(*args)
-
-
-def _eager_call(*args):
-    return _gm(*args)
-"""
-
-
-def _arm_first_call(namespace: dict[str, Any], future: Any, names: list[str]) -> None:
-    """Kernels compile in the background; the first call waits for them, binds them as
-    globals and swaps in the hot code, so later calls pay nothing for the laziness."""
-    call = namespace["call"]
-    hot_code = call.__code__
-    lock = threading.Lock()
-
-    def ensure_compiled() -> None:
-        with lock:
-            if call.__code__ is not namespace["_cold_call"].__code__:
-                return
-            try:
-                kernels = future.result() if future is not None else {}
-            except Exception as error:
-                if config.strict:
-                    raise
-                log.warning("inductor-lite: compile failed, the graph runs eagerly: %s", error)
-                call.__code__ = namespace["_eager_call"].__code__
-                return
-            for name in names:
-                namespace[f"_k_{name}"] = kernels[name]
-            namespace["_kernels_library"] = kernels
-            call.__code__ = hot_code
-
-    namespace["_ensure_compiled"] = ensure_compiled
-    call.__code__ = namespace["_cold_call"].__code__
