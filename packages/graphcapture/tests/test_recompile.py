@@ -179,3 +179,19 @@ def test_mark_dynamic_rejects_bad_dims():
         fj.mark_dynamic(torch.randn(2), 3)
     with pytest.raises(TypeError):
         fj.mark_dynamic([1, 2], 0)
+
+
+def add_both(x, w):
+    return x * 2 + w
+
+
+def test_one_tensor_passed_twice_then_two_tensors_recompiles():
+    compiled, counter, _, unsubscribe = _compiled(add_both)
+    t, other = torch.ones(3), torch.full((3,), 5.0)
+    try:
+        torch.testing.assert_close(compiled(t, t), add_both(t, t))
+        torch.testing.assert_close(compiled(other, t), add_both(other, t))
+        torch.testing.assert_close(compiled(t, t), add_both(t, t))
+    finally:
+        unsubscribe()
+    assert counter.frame_count == 2

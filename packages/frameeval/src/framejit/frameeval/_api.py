@@ -16,7 +16,7 @@ _C._configure(GuardedCode, SKIP_CODE, SKIP, RUN_ONLY, CacheEntry, _registry)
 
 Frame = _C.Frame
 CacheView = _C.CacheView
-Locals = _C.Locals  # what check_fn(L) receives: a read-only Mapping of the call's arguments
+Locals = _C.Locals  # check_fn(L)'s L: read-only Mapping of arguments + free vars
 Mapping.register(Locals)
 always_true: Callable[[Any], bool] = _C.always_true
 

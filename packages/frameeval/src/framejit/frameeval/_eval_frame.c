@@ -324,13 +324,18 @@ static void fe_cache_move_to_front(fe_cache *cache, int i) {
 }
 
 /* ======================================================================================
- * Locals: the call's arguments, name -> value.  At hook time the argument slots hold raw
- * values (cells are made later by MAKE_CELL) and every other slot is NULL.
+ * Locals: the call's arguments and the function's free variables, name -> value.  At hook
+ * time the argument slots hold raw values (cells are made later by MAKE_CELL) and every other
+ * slot is NULL: the free variables are copied in later by COPY_FREE_VARS, so they are read
+ * from the function's closure instead.  Free variable i (co_freevars order) is the name
+ * co_localsplusnames[co_nlocalsplus - co_nfreevars + i] and the cell func_closure[i]: the
+ * name -> cell index mapping is fixed by the code object, nothing is resolved per call.  An
+ * empty cell is absent (L['x'] raises KeyError, as for an unbound name).
  *
  * check_fn(L) gets an fe_Locals: a read-only mapping that reads the frame's argument slots
- * directly while the hook runs (no dict is built for L['a']).  When the hook is done with it
- * and someone kept a reference, it is detached: it copies the values into its own dict, so it
- * stays valid after the frame is gone.
+ * and the closure's cells directly while the hook runs (no dict is built for L['a']).  When
+ * the hook is done with it and someone kept a reference, it is detached: it copies the values
+ * into its own dict, so it stays valid after the frame is gone.
  * ====================================================================================== */
 
 static inline int fe_nargs(PyCodeObject *co) {
@@ -338,13 +343,66 @@ static inline int fe_nargs(PyCodeObject *co) {
            ((co->co_flags & CO_VARKEYWORDS) ? 1 : 0);
 }
 
-static PyObject *fe_locals_dict(PyObject **slots, PyObject *names, int nargs) {
-    PyObject *d = _PyDict_NewPresized(nargs);
+/* The function's closure when it matches the code's free variables, else NULL (borrowed). */
+static inline PyObject *fe_frame_closure(_PyInterpreterFrame *frame, PyCodeObject *co) {
+    PyObject *func = FE_FRAME_FUNC(frame);
+    if (co->co_nfreevars == 0 || func == NULL || !PyFunction_Check(func)) {
+        return NULL;
+    }
+    PyObject *closure = ((PyFunctionObject *)func)->func_closure;
+    if (closure == NULL || !PyTuple_Check(closure) ||
+        PyTuple_GET_SIZE(closure) != co->co_nfreevars) {
+        return NULL;
+    }
+    return closure;
+}
+
+/* Where a frame's names live while the hook runs (all borrowed). */
+typedef struct {
+    PyObject **slots;   /* argument slots: names[0:nargs] */
+    PyObject *names;    /* co_localsplusnames */
+    int nargs;
+    PyObject *closure;  /* cells of names[free_base:free_base + nfree], or NULL */
+    int free_base;
+    int nfree;
+} fe_names_view;
+
+static inline void fe_names_view_init(fe_names_view *v, _PyInterpreterFrame *frame,
+                                      PyCodeObject *co) {
+    v->slots = frame->localsplus;
+    v->names = co->co_localsplusnames;
+    v->nargs = fe_nargs(co);
+    v->closure = fe_frame_closure(frame, co);
+    v->nfree = v->closure ? co->co_nfreevars : 0;
+    v->free_base = co->co_nlocalsplus - co->co_nfreevars;
+}
+
+/* The value of name index i (an argument index, or FE_FREE_INDEX(j) for free variable j);
+ * borrowed, NULL when unbound or the cell is empty. */
+#define FE_FREE_INDEX(j) (-2 - (j))
+static inline PyObject *fe_names_view_value(const fe_names_view *v, int i) {
+    if (i >= 0) {
+        return v->slots[i];
+    }
+    PyObject *cell = PyTuple_GET_ITEM(v->closure, -2 - i);
+    return PyCell_Check(cell) ? PyCell_GET(cell) : NULL;
+}
+
+static PyObject *fe_locals_dict(const fe_names_view *v) {
+    PyObject *d = _PyDict_NewPresized(v->nargs + v->nfree);
     if (d == NULL) {
         return NULL;
     }
-    for (int i = 0; i < nargs; i++) {
-        if (slots[i] != NULL && PyDict_SetItem(d, PyTuple_GET_ITEM(names, i), slots[i]) < 0) {
+    for (int i = 0; i < v->nargs; i++) {
+        if (v->slots[i] != NULL && PyDict_SetItem(d, PyTuple_GET_ITEM(v->names, i), v->slots[i]) < 0) {
+            Py_DECREF(d);
+            return NULL;
+        }
+    }
+    for (int j = 0; j < v->nfree; j++) {
+        PyObject *value = fe_names_view_value(v, FE_FREE_INDEX(j));
+        if (value != NULL &&
+            PyDict_SetItem(d, PyTuple_GET_ITEM(v->names, v->free_base + j), value) < 0) {
             Py_DECREF(d);
             return NULL;
         }
@@ -354,10 +412,8 @@ static PyObject *fe_locals_dict(PyObject **slots, PyObject *names, int nargs) {
 
 typedef struct {
     PyObject_HEAD
-    PyObject **slots; /* the frame's argument slots while attached, else NULL */
-    PyObject *names;  /* borrowed from the code while attached */
-    int nargs;
-    PyObject *dict;   /* built on demand (iteration, repr, ...) and when detached */
+    fe_names_view view; /* view.slots is the frame's argument slots while attached, else NULL */
+    PyObject *dict;     /* built on demand (iteration, repr, ...) and when detached */
 } fe_Locals;
 
 static PyTypeObject fe_LocalsType;
@@ -374,22 +430,26 @@ static fe_Locals *fe_locals_attach(_PyInterpreterFrame *frame, PyCodeObject *co)
             return NULL;
         }
     }
-    L->slots = frame->localsplus;
-    L->names = co->co_localsplusnames;
-    L->nargs = fe_nargs(co);
+    fe_names_view_init(&L->view, frame, co);
     L->dict = NULL;
     return L;
 }
 
 static PyObject *Locals_dict(fe_Locals *L) {
-    if (L->dict == NULL && L->slots == NULL) {
+    if (L->dict == NULL && L->view.slots == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "framejit.frameeval.Locals: the call has ended");
         return NULL;
     }
     if (L->dict == NULL) {
-        L->dict = fe_locals_dict(L->slots, L->names, L->nargs);
+        L->dict = fe_locals_dict(&L->view);
     }
     return L->dict;
+}
+
+static inline void fe_locals_unview(fe_Locals *L) {
+    L->view.slots = NULL;
+    L->view.names = NULL;
+    L->view.closure = NULL;
 }
 
 /* The hook is done with L: recycle it, or detach it if a reference escaped. */
@@ -397,13 +457,11 @@ static int fe_locals_release(fe_Locals *L) {
     int rc = 0;
     if (Py_REFCNT(L) > 1) {
         rc = Locals_dict(L) == NULL ? -1 : 0;
-        L->slots = NULL;
-        L->names = NULL;
+        fe_locals_unview(L);
         Py_DECREF(L);
     }
     else if (fe_locals_free == NULL && L->dict == NULL) {
-        L->slots = NULL;
-        L->names = NULL;
+        fe_locals_unview(L);
         fe_locals_free = L; /* keeps its memory; refcount is reset on reuse */
     }
     else {
@@ -417,17 +475,28 @@ static void Locals_dealloc(fe_Locals *L) {
     PyObject_Free(L);
 }
 
-/* Index of `key` among the argument names, or -1. */
-static inline int Locals_index(fe_Locals *L, PyObject *key) {
-    for (int i = 0; i < L->nargs; i++) {
-        if (PyTuple_GET_ITEM(L->names, i) == key) {
+/* Index of `key`: an argument index, FE_FREE_INDEX(j) for free variable j, or -1. */
+static inline int Locals_index(const fe_names_view *v, PyObject *key) {
+    PyObject *names = v->names;
+    for (int i = 0; i < v->nargs; i++) {
+        if (PyTuple_GET_ITEM(names, i) == key) {
             return i;
         }
     }
+    for (int j = 0; j < v->nfree; j++) {
+        if (PyTuple_GET_ITEM(names, v->free_base + j) == key) {
+            return FE_FREE_INDEX(j);
+        }
+    }
     if (PyUnicode_Check(key)) {
-        for (int i = 0; i < L->nargs; i++) {
-            if (PyUnicode_Compare(PyTuple_GET_ITEM(L->names, i), key) == 0) {
+        for (int i = 0; i < v->nargs; i++) {
+            if (PyUnicode_Compare(PyTuple_GET_ITEM(names, i), key) == 0) {
                 return i;
+            }
+        }
+        for (int j = 0; j < v->nfree; j++) {
+            if (PyUnicode_Compare(PyTuple_GET_ITEM(names, v->free_base + j), key) == 0) {
+                return FE_FREE_INDEX(j);
             }
         }
     }
@@ -435,41 +504,46 @@ static inline int Locals_index(fe_Locals *L, PyObject *key) {
 }
 
 static int Locals_usable(fe_Locals *L) {
-    if (L->slots == NULL && L->dict == NULL) {
+    if (L->view.slots == NULL && L->dict == NULL) {
         PyErr_SetString(PyExc_RuntimeError, "framejit.frameeval.Locals: the call has ended");
         return 0;
     }
     return 1;
 }
 
+/* Borrowed value of `key` read from the frame, NULL if absent. */
+static inline PyObject *Locals_lookup(fe_Locals *L, PyObject *key) {
+    int i = Locals_index(&L->view, key);
+    return i == -1 ? NULL : fe_names_view_value(&L->view, i);
+}
+
 static PyObject *Locals_getitem(fe_Locals *L, PyObject *key) {
     if (!Locals_usable(L)) {
         return NULL;
     }
-    if (L->slots == NULL || L->dict != NULL) {
+    if (L->view.slots == NULL || L->dict != NULL) {
         PyObject *v = PyDict_GetItemWithError(L->dict, key);
         if (v == NULL && !PyErr_Occurred()) {
             PyErr_SetObject(PyExc_KeyError, key);
         }
         return Py_XNewRef(v);
     }
-    int i = Locals_index(L, key);
-    if (i < 0 || L->slots[i] == NULL) {
+    PyObject *value = Locals_lookup(L, key);
+    if (value == NULL) {
         PyErr_SetObject(PyExc_KeyError, key);
         return NULL;
     }
-    return Py_NewRef(L->slots[i]);
+    return Py_NewRef(value);
 }
 
 static int Locals_contains(fe_Locals *L, PyObject *key) {
     if (!Locals_usable(L)) {
         return -1;
     }
-    if (L->slots == NULL || L->dict != NULL) {
+    if (L->view.slots == NULL || L->dict != NULL) {
         return PyDict_Contains(L->dict, key);
     }
-    int i = Locals_index(L, key);
-    return i >= 0 && L->slots[i] != NULL;
+    return Locals_lookup(L, key) != NULL;
 }
 
 static Py_ssize_t Locals_len(fe_Locals *L) {
@@ -536,8 +610,8 @@ static PySequenceMethods Locals_as_sequence = {.sq_contains = (objobjproc)Locals
 
 static PyMethodDef Locals_methods[] = {
     {"get", (PyCFunction)(void (*)(void))Locals_get, METH_FASTCALL, "L.get(name[, default])"},
-    {"keys", (PyCFunction)Locals_keys, METH_NOARGS, "argument names"},
-    {"values", (PyCFunction)Locals_values, METH_NOARGS, "argument values"},
+    {"keys", (PyCFunction)Locals_keys, METH_NOARGS, "argument and free variable names"},
+    {"values", (PyCFunction)Locals_values, METH_NOARGS, "their values"},
     {"items", (PyCFunction)Locals_items, METH_NOARGS, "(name, value) pairs"},
     {"copy", (PyCFunction)Locals_copy, METH_NOARGS, "a dict copy"},
     {NULL},
@@ -553,7 +627,8 @@ static PyTypeObject fe_LocalsType = {
     .tp_richcompare = (richcmpfunc)Locals_richcompare,
     .tp_iter = (getiterfunc)Locals_iter,
     .tp_flags = Py_TPFLAGS_DEFAULT | Py_TPFLAGS_MAPPING,
-    .tp_doc = "Read-only mapping of a call's arguments (name -> value), what check_fn(L) gets.",
+    .tp_doc = "Read-only mapping of a call's arguments and the function's free variables "
+              "(name -> value), what check_fn(L) gets.",
     .tp_methods = Locals_methods,
 };
 
@@ -603,7 +678,8 @@ static PyMemberDef Frame_members[] = {
     {"f_globals", T_OBJECT, offsetof(fe_Frame, f_globals), READONLY, "the function's globals"},
     {"f_builtins", T_OBJECT, offsetof(fe_Frame, f_builtins), READONLY, "the frame's builtins"},
     {"f_locals", T_OBJECT, offsetof(fe_Frame, f_locals), READONLY,
-     "dict of the call's arguments (name -> value, after defaults, *args and **kwargs binding)"},
+     "dict of the call's arguments (name -> value, after defaults, *args and **kwargs binding) "
+     "and the function's free variables (name -> cell contents; empty cells left out)"},
     {"closure", T_OBJECT, offsetof(fe_Frame, closure), READONLY,
      "the function's closure (tuple of cells) or None"},
     {"function", T_OBJECT, offsetof(fe_Frame, function), READONLY,
@@ -1053,7 +1129,9 @@ static int fe_lookup(_PyInterpreterFrame *frame, PyCodeObject *co, fe_cache *cac
 /* Miss: ask this thread's callback.  Returns 1 with *run set (strong), 0 to run the original,
  * -1 on error. */
 static int fe_ask_callback(_PyInterpreterFrame *frame, PyCodeObject *co, PyObject **run) {
-    PyObject *locals = fe_locals_dict(frame->localsplus, co->co_localsplusnames, fe_nargs(co));
+    fe_names_view names;
+    fe_names_view_init(&names, frame, co);
+    PyObject *locals = fe_locals_dict(&names);
     if (locals == NULL) {
         return -1;
     }

@@ -38,7 +38,8 @@ callback."""
 class GuardedCode:
     """What a callback returns to cache `code` for the frame's code object.
 
-    check_fn(L) receives the call's arguments as a mapping name -> value (L['a']); the first
+    check_fn(L) receives the call's arguments and the function's free variables (closure cell
+    contents; an empty cell is absent) as a mapping name -> value (L['a']); the first
     cached entry whose check is true runs `code` with the frame's arguments, closure and
     globals.  `code` must have the original's arguments, flags and free variables.
     """

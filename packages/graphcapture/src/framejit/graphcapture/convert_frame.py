@@ -243,6 +243,9 @@ def _generate(code, f_globals, capture: _Capture, backend, record: CompileRecord
 
     def emit_body(cg: PyCodegen) -> None:
         output.side_effects.codegen(cg)
+        cg.side_effects_end = len(cg.insts)
+        cg.break_end = None
+        cg.break_original = None
         if inst is None:
             tx.return_value.reconstruct(cg)
             cg.emit("RETURN_VALUE")
@@ -286,10 +289,35 @@ def _generate(code, f_globals, capture: _Capture, backend, record: CompileRecord
     cg.record = record
     resumes.clear()
     emit_body(cg)
+    _check_stale_free_reads(cg, code, output.side_effects.stored_cells())
     original = original_bytecode(code)
     bc = original.new_bytecode([*original.prefix(), *graph_call, *cg.insts])
     bc.docstring = None
     return bc.to_code(), backend_time
+
+
+def _check_stale_free_reads(cg: PyCodegen, code: types.CodeType, stored: list[str]) -> None:
+    """A value the trace read from a free variable is rebuilt by loading that variable again
+    (its source is L['name']).  After the replayed store to it, or after a graph-break
+    instruction (which may run code that rebinds it), that load would see a newer value than
+    the trace did: run the frame eagerly instead."""
+    from bytecode import FreeVar
+
+    if not code.co_freevars:
+        return
+    checks = []
+    if stored:
+        checks.append((cg.side_effects_end, set(stored), "reassigned in the traced code"))
+    if cg.break_end is not None:
+        checks.append((cg.break_end, set(code.co_freevars), "possibly rebound at the graph break"))
+    for start, names, why in checks:
+        for ins in cg.insts[start:]:
+            if ins is cg.break_original or getattr(ins, "name", None) != "LOAD_DEREF":
+                continue
+            if isinstance(ins.arg, FreeVar) and ins.arg.name in names:
+                raise SkipFrame(
+                    f"a value read from closure variable {ins.arg.name!r} is needed after it was {why}"
+                )
 
 
 def _resume_targets(tx, inst) -> list[int]:
@@ -412,7 +440,9 @@ def _emit_break(cg, tx, inst, deep, top, produced, live_by_target, resumes) -> N
             cg.insts.append(Instr("KW_NAMES", tuple(tx.kw_names), lineno=inst.lineno))
         cg.insts.extend(pyversion.emit_call(inst.arg, inst.lineno))
     else:
-        cg.insts.append(original.items[position])
+        cg.break_original = original.items[position]
+        cg.insts.append(cg.break_original)
+    cg.break_end = len(cg.insts)
     if terminal:
         return
     live = live_by_target[inst.next_offset]
@@ -432,6 +462,7 @@ def _emit_conditional_break(cg, tx, inst, deep, top, live_by_target, resumes) ->
     top[0].reconstruct(cg)
     label = Label()
     cg.insts.append(pyversion.emit_jump_if(inst.opname == "POP_JUMP_IF_TRUE", label, inst.lineno))
+    cg.break_end = len(cg.insts)  # the truth test may run user code
     for offset in (inst.next_offset, tx.insts[inst.target].offset):
         if offset != inst.next_offset:
             cg.insts.append(label)

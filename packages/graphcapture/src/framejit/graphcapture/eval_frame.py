@@ -25,12 +25,16 @@ def _dir_of(module) -> str:
 
 
 def _skip_dirs() -> tuple[str, ...]:
+    import framejit
     import framejit.frameeval
     import framejit.guards
 
     dirs = [
         _dir_of(torch),
         os.path.dirname(_dir_of(framejit.frameeval)),  # every framejit package lives beside it
+        # ... when installed; in a checkout each package is its own portion of the namespace
+        # (a backend's runtime helpers, e.g. inductor-lite's eager fallback, are not user code)
+        *(os.path.abspath(p) for p in framejit.__path__),
         os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
         _dir_of(framejit.guards),
         sysconfig.get_paths()["stdlib"],

@@ -1,8 +1,10 @@
 """Mutations the trace made to objects that exist outside it, replayed by the generated code.
 
-Tracing never mutates real objects: list/dict changes, attribute stores and global
-stores are recorded here, seen by later reads in the same trace, and replayed right
-after the compiled graph runs (before any graph-break instruction), in program order.
+Tracing never mutates real objects: list/dict changes, attribute stores, global stores
+and stores to the compiled frame's free variables (`nonlocal`) are recorded here, seen by
+later reads in the same trace, and replayed right after the compiled graph runs (before
+any graph-break instruction), in program order; free-variable stores come last, all
+values first, so that every replayed value is the one the trace computed.
 """
 
 from __future__ import annotations
@@ -22,9 +24,10 @@ class SideEffects:
         self._containers: dict[int, VariableTracker] = {}
         self._attrs: dict[tuple[int, str], tuple[VariableTracker, VariableTracker]] = {}
         self._globals: dict[str, VariableTracker] = {}
+        self._cells: dict[str, VariableTracker] = {}
 
     def __bool__(self) -> bool:
-        return bool(self._order)
+        return bool(self._order) or bool(self._cells)
 
     def mutated(self, container: VariableTracker) -> None:
         if container.source is None:
@@ -53,6 +56,13 @@ class SideEffects:
     def pending_global(self, name: str) -> VariableTracker | None:
         return self._globals.get(name)
 
+    def store_cell(self, name: str, value: VariableTracker) -> None:
+        """`name` is a free variable of the compiled frame (a cell of its closure)."""
+        self._cells[name] = value
+
+    def stored_cells(self) -> list[str]:
+        return list(self._cells)
+
     def values(self) -> list[VariableTracker]:
         """Every tracker whose value the replay needs (to collect graph outputs)."""
         out: list[VariableTracker] = []
@@ -63,6 +73,7 @@ class SideEffects:
                 out.append(self._attrs[key][1])
             else:
                 out.append(self._globals[key])
+        out.extend(self._cells.values())
         return out
 
     def codegen(self, cg: PyCodegen) -> None:
@@ -77,6 +88,12 @@ class SideEffects:
             else:
                 self._globals[key].reconstruct(cg)
                 cg.store_global(key)
+        # Values that were read from a cell before it was reassigned load it by name: build
+        # every value before the first store (`a, b = b, a` swaps).
+        for value in self._cells.values():
+            value.reconstruct(cg)
+        for name in reversed(self._cells):
+            cg.store_local(name)
 
 
 def _replay_container(cg: PyCodegen, container) -> None:

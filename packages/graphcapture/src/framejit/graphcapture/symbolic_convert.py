@@ -24,6 +24,7 @@ from .variables import (
     CellVariable,
     ConstantVariable,
     DictVariable,
+    FrameFreeVarCell,
     IteratorVariable,
     ListVariable,
     NestedUserFunctionVariable,
@@ -639,8 +640,10 @@ class InstructionTranslator(InstructionTranslatorBase):
 
     def __init__(self, code, f_globals, f_builtins, f_locals, closure, output, break_at=None):
         symbolic_locals: dict[str, VariableTracker] = {}
+        freevars = set(code.co_freevars)
         for name, value in f_locals.items():
-            symbolic_locals[name] = LazyVariable(value, LocalSource(name))
+            if name not in freevars:  # frameeval's f_locals also holds the closure's contents
+                symbolic_locals[name] = LazyVariable(value, LocalSource(name))
         super().__init__(code, f_globals, f_builtins, symbolic_locals, {}, output)
         self.break_at = break_at  # (offset, visit count)
         self.closure = closure
@@ -705,18 +708,36 @@ class InstructionTranslator(InstructionTranslatorBase):
         self.done = True
 
     def make_super(self, args) -> VariableTracker:
-        if not args and "__class__" in self.code.co_freevars and "__class__" not in self.cells:
-            self.cells["__class__"] = self._class_cell()
+        if not args:
+            self.free_var_cell("__class__")
         return super().make_super(args)
 
+    def free_var_cell(self, name: str) -> CellVariable | None:
+        """The cell of one of this frame's free variables, made on first use (None: not one)."""
+        cell = self.cells.get(name)
+        if cell is not None or name not in self.code.co_freevars:
+            return cell
+        if name == "__class__":
+            cell = self._class_cell()
+        else:
+            index = self.code.co_freevars.index(name)
+            if self.closure is None or len(self.closure) != len(self.code.co_freevars):
+                raise Unsupported(f"free variable {name!r} without the function's closure")
+            cell = FrameFreeVarCell(name, self.closure[index])
+        self.cells[name] = cell
+        return cell
+
     def LOAD_DEREF(self, inst):
-        if inst.argval == "__class__" and "__class__" not in self.cells:
-            self.cells["__class__"] = self._class_cell()
-        if inst.argval in self.code.co_freevars and inst.argval not in self.cells:
-            raise Unsupported(
-                f"free variable {inst.argval!r} of the compiled frame (closures are not guarded yet)"
-            )
+        self.free_var_cell(inst.argval)
         super().LOAD_DEREF(inst)
+
+    def STORE_DEREF(self, inst):
+        self.free_var_cell(inst.argval)
+        super().STORE_DEREF(inst)
+
+    def LOAD_CLOSURE(self, inst):
+        self.free_var_cell(inst.argval)
+        super().LOAD_CLOSURE(inst)
 
 
 InstructionTranslator.dispatch = _handler_table(InstructionTranslator)

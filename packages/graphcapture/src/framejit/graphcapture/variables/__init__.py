@@ -10,13 +10,19 @@ from .containers import (
     SliceVariable,
     TupleVariable,
 )
-from .functions import CellVariable, NestedUserFunctionVariable, UserFunctionVariable
+from .functions import (
+    CellVariable,
+    FrameFreeVarCell,
+    NestedUserFunctionVariable,
+    UserFunctionVariable,
+)
 from .tensor import TensorVariable
 
 __all__ = [
     "CellVariable",
     "ConstantVariable",
     "DictVariable",
+    "FrameFreeVarCell",
     "IteratorVariable",
     "ListVariable",
     "NestedUserFunctionVariable",

@@ -65,7 +65,19 @@ def wrap(tx, value: Any, source) -> VariableTracker:
     if not is_constant_value(value):
         by_id = output.wrapped_by_id.get(id(value))
         if by_id is not None and by_id[0] is value:
-            return by_id[1]
+            seen = by_id[1]
+            seen_source = getattr(seen, "source", None)
+            if source is None:
+                return seen
+            if seen_source is not None:
+                # The same object reached through another source (f(t, t), a closure cell
+                # holding an argument): reuse the tracker, and guard that it stays the same
+                # object, or the graph would read one input for both.
+                tx.output.add_guard(
+                    source, GuardKind.TENSOR_ALIASING, seen_source, origin=tx.origin()
+                )
+                output.wrapped[key] = seen
+                return seen
     vt = _build(tx, value, source)
     if source is not None:
         output.wrapped[source_name(source)] = vt
@@ -201,9 +213,14 @@ def _is_module_method(fn: types.FunctionType) -> bool:
 
 
 def _hashable_in(value: Any, table) -> bool:
+    """`value in table` for tables of classes and builtins, never running user code: a
+    Python-level __hash__ (a frozen dataclass's reads its fields, which an __init__ being
+    traced has not set yet) cannot belong to a table member and may raise anything."""
+    if isinstance(getattr(type(value), "__hash__", None), types.FunctionType):
+        return False
     try:
         return value in table
-    except TypeError:
+    except Exception:
         return False
 
 

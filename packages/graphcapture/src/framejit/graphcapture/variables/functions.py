@@ -31,6 +31,42 @@ class CellVariable(VariableTracker):
         self.contents = value
 
 
+class FrameFreeVarCell(CellVariable):
+    """A cell of the compiled frame's own closure (a free variable of the root code).
+
+    Read lazily as `L[name]`, the name frameeval's check_fn input gives the cell's contents,
+    so it is guarded like an argument; an empty cell is a graph break (NameError eagerly).
+    A store (STORE_DEREF here or in an inlined function that shares the cell) is recorded as
+    a side effect and replayed into the real cell by the generated code; later reads in the
+    trace see the stored value.
+    """
+
+    def __init__(self, name: str, real_cell):
+        super().__init__(None, real_cell)
+        self.name = name
+        self.loaded = False
+
+    def load(self, tx) -> VariableTracker:
+        if self.contents is None and not self.loaded:
+            from ..sources import LocalSource
+            from .builder import wrap
+
+            try:
+                value = self.real_cell.cell_contents
+            except ValueError:
+                raise Unsupported(
+                    f"NameError: free variable {self.name!r} referenced before assignment"
+                ) from None
+            self.contents = wrap(tx, value, LocalSource(self.name))
+            self.loaded = True
+        return super().load(tx)
+
+    def store(self, tx, value: VariableTracker) -> None:
+        tx.output.side_effects.store_cell(self.name, value)
+        self.contents = value
+        self.loaded = True
+
+
 def bind_arguments(code: types.CodeType, defaults, kwdefaults, args, kwargs) -> dict:
     """Bind trackers to the code's parameter names as CPython would (TypeError -> break)."""
     nargs = code.co_argcount
@@ -246,6 +282,7 @@ __all__ = [
     "BoundBuiltinMethodVariable",
     "CellVariable",
     "ConstantVariable",
+    "FrameFreeVarCell",
     "NestedUserFunctionVariable",
     "PartialVariable",
     "UserFunctionVariable",
