@@ -220,3 +220,19 @@ def test_dump_dir_environment_variable(tmp_path):
     assert result.returncode == 0, result.stderr
     assert (out / "index.txt").is_file()
     assert (out / "000_f" / "guards.txt").is_file()
+
+
+def test_dump_dir_environment_variable_without_importing_inspect(tmp_path):
+    """Installed, inspect registers a `framejit.listeners` entry point that graphcapture
+    runs when FRAMEJIT_DUMP_DIR is set: the script itself never imports inspect."""
+    from importlib.metadata import entry_points
+
+    if not any(ep.name == "dump-dir" for ep in entry_points(group="framejit.listeners")):
+        pytest.skip("framejit-inspect is not installed (source checkout): no entry points")
+    script = tmp_path / "script.py"
+    script.write_text(SCRIPT + "assert 'framejit.inspect.dump' in sys.modules\n")
+    out = tmp_path / "env-dump"
+    result = _run([str(script)], env={"FRAMEJIT_DUMP_DIR": str(out)})
+    assert result.returncode == 0, result.stderr
+    assert (out / "index.txt").is_file()
+    assert (out / "000_f" / "guards.txt").is_file()
