@@ -77,9 +77,9 @@ def compile_fx(
         return _eager(gm, reason)
 
 
-def _compile(
-    gm: torch.fx.GraphModule, example_inputs: list[Any], generator: Any
-) -> Callable[..., Any]:
+def _lower_and_schedule(
+    gm: torch.fx.GraphModule, example_inputs: list[Any]
+) -> tuple[Any, GraphLowering, list[Any], list[FusedGroup]]:
     aten_graph = to_core_aten(gm, example_inputs)
     graph = GraphLowering(aten_graph.gm, aten_graph.fake_inputs).run()
     outputs = {v.buffer.name for v in graph.outputs if isinstance(v, BufferView)}
@@ -89,6 +89,20 @@ def _compile(
             extern_reads |= extern_arg_buffers(step)
     steps = schedule(graph.steps, outputs, extern_reads)
     groups = [s for s in steps if isinstance(s, FusedGroup)]
+    return aten_graph, graph, steps, groups
+
+
+def render_kernels(gm: torch.fx.GraphModule, example_inputs: list[Any], codegen: str) -> str:
+    """The kernels' source for these inputs, without compiling or the language prelude:
+    what the golden tests compare."""
+    _, graph, _, groups = _lower_and_schedule(gm, list(example_inputs))
+    return get_codegen(codegen).render(groups, graph.buffers)
+
+
+def _compile(
+    gm: torch.fx.GraphModule, example_inputs: list[Any], generator: Any
+) -> Callable[..., Any]:
+    aten_graph, graph, steps, groups = _lower_and_schedule(gm, example_inputs)
     generated = generator.generate(groups, graph.buffers)
     builder = WrapperBuilder(graph, steps, generated, aten_graph.out_spec)
     wrapper_source = builder.build()

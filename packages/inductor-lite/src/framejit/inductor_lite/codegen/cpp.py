@@ -497,6 +497,10 @@ class CppCodegen:
         generated.source = "\n\n".join(parts)
         return generated
 
+    def render(self, groups: list[FusedGroup], buffers: dict[str, Buffer]) -> str:
+        """The kernels alone, without the prelude (which depends on the machine)."""
+        return "\n\n".join(CppKernel(g, buffers).render()[0] for g in groups) + "\n"
+
     def load(self, generated: GeneratedKernels) -> Future[dict[str, Callable[..., int]]]:
         from ..cpp_builder import load_async
 
