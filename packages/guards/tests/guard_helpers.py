@@ -13,6 +13,9 @@ def agree(guards, L, G=None, expect=True):
     assert mirror_check(guards, L, G) is expect
     reason = fn.failure_reason(L)
     assert (reason is None) is expect, reason
+    reasons = fn.failure_reasons(L)
+    assert (reasons == []) is expect, reasons
+    assert reasons[:1] == ([] if expect else [reason])  # the first of all is the first one
     return reason
 
 

@@ -84,6 +84,21 @@ def test_toy_example_code_parts_read_like_the_seed(tensor_backend):
     dis.dis(fn, file=io.StringIO())  # inspectable like any function
 
 
+def test_failure_reasons_lists_every_failing_guard_with_its_origin(tensor_backend):
+    a, b = torch.randn(10), torch.randn(10)
+    fn = compile_guards(toy_guards(a, b), {"torch": torch})
+    assert fn.failure_reasons({"a": a, "b": b}) == []
+    reasons = fn.failure_reasons({"a": a.double(), "b": torch.randn(11)})
+    assert reasons == [
+        "tensor 'L['a']' dtype mismatch. expected torch.float32, actual torch.float64"
+        "  # example.py:14 in toy_example",
+        reasons[1],
+    ]
+    assert "L['b']" in reasons[1] and "size" in reasons[1]
+    assert reasons[1].endswith("  # example.py:15 in toy_example")
+    assert fn.failure_reason({"a": a.double(), "b": torch.randn(11)}) == reasons[0]
+
+
 def test_duplicates_are_merged():
     a = torch.randn(3)
     guards = [

@@ -24,8 +24,9 @@ each guard.  Then generate::
 
 The parts only ever contain text produced by Source.name() and literals.py, so no
 string of user code is executed.  The function gets ``code_parts``,
-``verbose_code_parts``, ``failure_reason``, ``guards``, ``closure_vars`` and ``source``
-attributes.
+``verbose_code_parts``, ``failure_reason``, ``failure_reasons``, ``guards``, ``closure_vars``
+and ``source`` attributes.  The two failure functions re-check guard by guard in plain Python
+(the mirror), so they cost nothing on the hit path: callers use them only after a miss.
 """
 
 from __future__ import annotations
@@ -42,10 +43,11 @@ import torch
 
 from .guard import Guard
 from .kinds import CodePart, handler_for, origin_suffix
-from .mirror import guard_failure
+from .mirror import guard_failure, iter_failures
 from .source import SOURCE_HELPERS, builtins_dict
 
 _counter = itertools.count()
+_ALL_HOLD = "the guard check failed but every guard holds on its own (framejit bug: please report)"
 
 
 @dataclass
@@ -176,13 +178,21 @@ def compile_guards(guards: Iterable[Guard], global_scope: dict[str, Any]) -> Any
             reason = guard_failure(g, L, global_scope)
             if reason is not None:
                 return reason + origin_suffix(g)
-        return (
-            "the guard check failed but every guard holds on its own (framejit bug: please report)"
-        )
+        return _ALL_HOLD
+
+    def failure_reasons(L: dict[str, Any]) -> list[str]:
+        """Every failing guard, in check order, each with the user line that created it."""
+        if check_fn(L):
+            return []
+        found = [
+            reason + origin_suffix(g) for g, reason in iter_failures(failure_order, L, global_scope)
+        ]
+        return found or [_ALL_HOLD]
 
     check_fn.code_parts = [p.code for p in parts]
     check_fn.verbose_code_parts = [line for p in parts for line in p.verbose]
     check_fn.failure_reason = failure_reason
+    check_fn.failure_reasons = failure_reasons
     check_fn.guards = unique
     check_fn.closure_vars = {
         name: cell.cell_contents
