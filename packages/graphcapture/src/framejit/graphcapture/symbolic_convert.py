@@ -15,11 +15,13 @@ import sys
 import types
 from typing import Any
 
+from framejit.guards import GuardKind
+
 from . import pyversion
 from .config import config
-from .exc import RestartAnalysis, Unsupported
+from .exc import RestartAnalysis, SkipFrame, Unsupported
 from .instructions import DecodedCode, Inst, decode
-from .sources import GlobalSource, LocalSource
+from .sources import AttrSource, GlobalSource, LocalSource
 from .variables import (
     CellVariable,
     ConstantVariable,
@@ -35,58 +37,18 @@ from .variables import (
     VariableTracker,
     wrap,
 )
-from .variables.base import is_constant_value
-from .variables.builtins import BuiltinVariable, binary_op, getitem, unary_op
+from .variables.base import LazyVariable, fold, is_constant_value
+from .variables.builtins import BuiltinVariable, binary_op, getitem, identity_compare, unary_op
 from .variables.containers import BaseListVariable
+from .variables.functions import MethodRef
 from .variables.objects import (
     GradModeVariable,
     NNModuleVariable,
     PythonModuleVariable,
+    SuperVariable,
     UserDefinedObjectVariable,
     WithExitVariable,
 )
-
-
-class LazyVariable(VariableTracker):
-    """A root-frame argument not looked at yet: no guard until the trace reads it."""
-
-    def __init__(self, value: Any, source):
-        self.value = value
-        self.source = source
-
-
-class MethodRef(VariableTracker):
-    """What LOAD_METHOD pushes: `obj.name`, resolved when called (rebuilt as obj.name)."""
-
-    def __init__(self, obj: VariableTracker, name: str):
-        self.obj = obj
-        self.name = name
-
-    def call_function(self, tx, args, kwargs) -> VariableTracker:
-        return self.obj.call_method(tx, self.name, args, kwargs)
-
-    def reconstruct(self, cg) -> None:
-        self.obj.reconstruct(cg)
-        cg.load_attr(self.name)
-
-
-class SuperVariable(VariableTracker):
-    def __init__(self, cls: type, obj: VariableTracker):
-        self.cls = cls
-        self.obj = obj
-
-    def var_getattr(self, tx, name: str) -> VariableTracker:
-        from .variables.functions import UserMethodVariable
-
-        obj_type = self.obj.python_type()
-        mro = obj_type.__mro__
-        for klass in mro[mro.index(self.cls) + 1 :]:
-            if name in klass.__dict__:
-                attr = klass.__dict__[name]
-                if isinstance(attr, types.FunctionType):
-                    return UserMethodVariable(attr, self.obj)
-                raise Unsupported(f"super().{name} is not a plain method")
-        raise Unsupported(f"AttributeError: super() has no {name!r}")
 
 
 def _handler_table(cls) -> dict[str, Any]:
@@ -369,8 +331,6 @@ class InstructionTranslatorBase:
         a = self.pop()
         op = operator.is_not if inst.arg else operator.is_
         if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
-            from .variables.builtins import identity_compare
-
             self.push(identity_compare(self, op, a, b))
             return
         self.push(binary_op(self, op, a, b))
@@ -381,8 +341,6 @@ class InstructionTranslatorBase:
         if isinstance(container, (DictVariable, BaseListVariable)):
             result = container.call_method(self, "__contains__", [needle], {})
         elif container.is_python_constant() and needle.is_python_constant():
-            from .variables.base import fold
-
             result = ConstantVariable(
                 fold(operator.contains, container.as_python_constant(), needle.as_python_constant())
             )
@@ -456,8 +414,6 @@ class InstructionTranslatorBase:
         conv = inst.arg & 0x03
         raw = value.as_python_constant()
         raw = {0: raw, 1: str(raw), 2: repr(raw), 3: ascii(raw)}[conv]
-        from .variables.base import fold
-
         self.push(ConstantVariable(fold(format, raw, spec)))
 
     def LIST_APPEND(self, inst):
@@ -656,8 +612,6 @@ class InstructionTranslator(InstructionTranslatorBase):
     def count_instruction(self) -> None:
         self.instruction_count += 1
         if self.instruction_count > config.max_traced_instructions:
-            from .exc import SkipFrame
-
             raise SkipFrame("too many instructions traced (huge unrolled loop?)")
 
     def _class_cell(self) -> CellVariable:
@@ -666,8 +620,6 @@ class InstructionTranslator(InstructionTranslatorBase):
         if not self.closure or not self.code.co_argcount:
             raise Unsupported("__class__ without a closure")
         first = self.code.co_varnames[0]
-        from framejit.guards import GuardKind
-
         self.output.add_guard(
             LocalSource(first), GuardKind.TYPE_MATCH, self.f_locals[first], origin=self.origin()
         )
@@ -676,8 +628,6 @@ class InstructionTranslator(InstructionTranslatorBase):
 
     def module_alias_source(self, module_globals: dict, name: str):
         """Globals of another module, reached as G['__framejit_import_<module>'].<name>."""
-        from .sources import AttrSource
-
         module_name = module_globals.get("__name__")
         module = sys.modules.get(module_name) if module_name else None
         if module is None or vars(module) is not module_globals:

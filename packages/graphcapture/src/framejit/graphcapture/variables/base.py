@@ -70,6 +70,47 @@ class VariableTracker:
         return f"{type(self).__name__}()"
 
 
+class ConcreteValueVariable(VariableTracker):
+    """A tracker standing for one real Python object, `value`, found at `source`.
+
+    The object is known at trace time (a function, class, module, builtin, user object);
+    `as_python_constant` hands it out, so subclasses whose object may be mutated or must
+    not be folded (user objects, opaque values) refuse it.
+    """
+
+    def __init__(self, value: Any, source=None):
+        self.value = value
+        self.source = source
+
+    def python_type(self) -> type:
+        return type(self.value)
+
+    def as_python_constant(self) -> Any:
+        return self.value
+
+    def __repr__(self) -> str:
+        name = getattr(self.value, "__qualname__", None) or type(self.value).__name__
+        return f"{type(self).__name__}({name})"
+
+
+class LazyVariable(ConcreteValueVariable):
+    """A root-frame argument not looked at yet: no guard until the trace reads it."""
+
+    def as_python_constant(self) -> Any:
+        raise Unsupported("an argument not read yet is not a constant")
+
+
+class BoundBuiltinMethodVariable(VariableTracker):
+    """`obj.method` for containers/constants: calling it dispatches to obj.call_method."""
+
+    def __init__(self, obj: VariableTracker, name: str):
+        self.obj = obj
+        self.name = name
+
+    def call_function(self, tx, args, kwargs) -> VariableTracker:
+        return self.obj.call_method(tx, self.name, args, kwargs)
+
+
 class NullVariable(VariableTracker):
     """The NULL that 3.11+ pushes below a callable (PUSH_NULL, LOAD_GLOBAL with the low bit)."""
 
@@ -105,18 +146,8 @@ def is_constant_value(value: Any) -> bool:
     return type(value) is range
 
 
-class ConstantVariable(VariableTracker):
+class ConstantVariable(ConcreteValueVariable):
     """An immutable Python value (numbers, strings, None, dtypes, devices, ...)."""
-
-    def __init__(self, value: Any, source=None):
-        self.value = value
-        self.source = source
-
-    def python_type(self) -> type:
-        return type(self.value)
-
-    def as_python_constant(self) -> Any:
-        return self.value
 
     def reconstruct(self, cg) -> None:
         cg.load_const(self.value)
@@ -127,8 +158,6 @@ class ConstantVariable(VariableTracker):
         raise Unsupported(f"cannot iterate over {type(self.value).__name__}")
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
-        from .functions import BoundBuiltinMethodVariable
-
         try:
             attr = getattr(self.value, name)
         except AttributeError:

@@ -19,7 +19,7 @@ from framejit.guards import GuardKind
 
 from ..exc import Unsupported
 from ..sources import AttrSource, ItemSource, param_source, source_name
-from .base import ConstantVariable, VariableTracker, is_constant_value
+from .base import ConcreteValueVariable, ConstantVariable, VariableTracker, is_constant_value
 from .builtins import BuiltinVariable
 from .containers import DictVariable, ListVariable, SizeVariable, TupleVariable
 from .functions import PartialVariable, UserFunctionVariable, UserMethodVariable
@@ -292,16 +292,15 @@ def wrap_parameter(
     return vt
 
 
-class OpaqueVariable(VariableTracker):
+class OpaqueVariable(ConcreteValueVariable):
     """A value the trace can carry (and rebuild from its source) but not look into."""
 
     def __init__(self, value, source, reason: str):
-        self.value = value
-        self.source = source
+        super().__init__(value, source)
         self.reason = reason
 
-    def python_type(self) -> type:
-        return type(self.value)
+    def as_python_constant(self):
+        raise Unsupported(self.reason)
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
         raise Unsupported(self.reason)
@@ -319,12 +318,11 @@ class OpaqueVariable(VariableTracker):
         raise Unsupported(self.reason)
 
 
-class SkippedFunctionVariable(VariableTracker):
+class SkippedFunctionVariable(ConcreteValueVariable):
     """A function framejit was told to leave alone (fj.disable, frameeval.skip): a graph break."""
 
-    def __init__(self, fn, source=None):
-        self.fn = fn
-        self.source = source
+    def as_python_constant(self):
+        raise Unsupported(f"{self.value.__qualname__} is skipped")
 
     def call_function(self, tx, args, kwargs) -> VariableTracker:
-        raise Unsupported(f"call to {self.fn.__qualname__}, which framejit was told to skip")
+        raise Unsupported(f"call to {self.value.__qualname__}, which framejit was told to skip")

@@ -9,7 +9,7 @@ import operator
 import torch
 
 from ..exc import Unsupported
-from .base import ConstantVariable, VariableTracker, fold, is_constant_value
+from .base import ConcreteValueVariable, ConstantVariable, VariableTracker, fold, is_constant_value
 from .containers import (
     BaseListVariable,
     DictVariable,
@@ -19,7 +19,7 @@ from .containers import (
     SliceVariable,
     TupleVariable,
 )
-from .tensor import TensorVariable
+from .tensor import TensorVariable, setitem_tensor  # noqa: F401 (re-exported)
 
 
 def _all_const(args, kwargs=None) -> bool:
@@ -82,10 +82,10 @@ def identity_compare(tx, op, a, b) -> VariableTracker:
 def _same_object(a, b) -> bool | None:
     if a is b:
         return True
-    va = getattr(a, "value", _NO)
-    vb = getattr(b, "value", _NO)
-    if va is not _NO and vb is not _NO and not is_constant_value(va):
-        return va is vb
+    if isinstance(a, ConcreteValueVariable) and isinstance(b, ConcreteValueVariable):
+        va, vb = a.value, b.value
+        if not is_constant_value(va):
+            return va is vb
     if isinstance(a, TensorVariable) and isinstance(b, TensorVariable):
         return a.node is b.node
     if a.is_python_constant() and b.is_python_constant():
@@ -95,9 +95,6 @@ def _same_object(a, b) -> bool | None:
     ):
         return False  # one side is None, the other a tracked non-constant object
     return None
-
-
-_NO = object()
 
 
 def unary_op(tx, op, a: VariableTracker) -> VariableTracker:
@@ -124,11 +121,6 @@ def getitem(tx, obj: VariableTracker, index: VariableTracker) -> VariableTracker
     raise Unsupported(f"indexing {obj}")
 
 
-def setitem_tensor(tx, tensor, index, value) -> VariableTracker:
-    tx.output.call_op("call_function", operator.setitem, [tensor, index, value], {})
-    return ConstantVariable(None)
-
-
 def wrap_const(value) -> VariableTracker:
     from .builder import wrap_constant_or_unsupported
 
@@ -138,47 +130,37 @@ def wrap_const(value) -> VariableTracker:
 # ---------------------------------------------------------------------------- builtins
 
 
-class BuiltinVariable(VariableTracker):
+class BuiltinVariable(ConcreteValueVariable):
     """A Python builtin (len, isinstance, range, min, ...) or a builtin type used as a function."""
 
-    def __init__(self, fn, source=None):
-        self.fn = fn
-        self.source = source
-
-    def python_type(self) -> type:
-        return type(self.fn)
-
-    def as_python_constant(self):
-        return self.fn
-
     def reconstruct(self, cg) -> None:
-        cg.load_const(self.fn)
+        cg.load_const(self.value)
 
     def call_function(self, tx, args, kwargs) -> VariableTracker:
-        handler = BUILTIN_HANDLERS.get(self.fn)
+        handler = BUILTIN_HANDLERS.get(self.value)
         if handler is not None:
             result = handler(tx, *args, **kwargs)
             if result is not None:
                 return result
-        if self.fn in FOLDABLE and _all_const(args, kwargs):
+        if self.value in FOLDABLE and _all_const(args, kwargs):
             values = _consts(args)
             kw = {k: v.as_python_constant() for k, v in kwargs.items()}
-            return wrap_const(fold(self.fn, *values, **kw))
-        name = getattr(self.fn, "__name__", repr(self.fn))
+            return wrap_const(fold(self.value, *values, **kw))
+        name = getattr(self.value, "__name__", repr(self.value))
         raise Unsupported(f"call to builtin {name}")
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
-        if isinstance(self.fn, type) and hasattr(self.fn, name):
-            attr = getattr(self.fn, name)
-            if self.fn is dict and name == "fromkeys":
+        if isinstance(self.value, type) and hasattr(self.value, name):
+            attr = getattr(self.value, name)
+            if self.value is dict and name == "fromkeys":
                 return BuiltinVariable(_dict_fromkeys)
             if is_constant_value(attr):
                 return ConstantVariable(attr)
-            return _UnboundBuiltinMethod(self.fn, name)
-        raise Unsupported(f"attribute {name!r} of builtin {self.fn!r}")
+            return _UnboundBuiltinMethod(self.value, name)
+        raise Unsupported(f"attribute {name!r} of builtin {self.value!r}")
 
     def __repr__(self) -> str:
-        return f"BuiltinVariable({getattr(self.fn, '__name__', self.fn)})"
+        return f"BuiltinVariable({getattr(self.value, '__name__', self.value)})"
 
 
 class _UnboundBuiltinMethod(VariableTracker):

@@ -7,7 +7,7 @@ import operator
 import torch
 
 from ..exc import Unsupported
-from .base import ConstantVariable, VariableTracker, fold
+from .base import BoundBuiltinMethodVariable, ConstantVariable, VariableTracker, fold
 
 
 def _const_index(tx, index: VariableTracker):
@@ -70,8 +70,6 @@ class BaseListVariable(VariableTracker):
         raise Unsupported(f"{self.python_type().__name__}.{name}")
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
-        from .functions import BoundBuiltinMethodVariable
-
         return BoundBuiltinMethodVariable(self, name)
 
 
@@ -305,8 +303,6 @@ class DictVariable(VariableTracker):
         return self.items[key]
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
-        from .functions import BoundBuiltinMethodVariable
-
         return BoundBuiltinMethodVariable(self, name)
 
     def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:

@@ -7,7 +7,12 @@ import types
 
 from ..exc import Unsupported
 from ..sources import AttrSource, ItemSource
-from .base import ConstantVariable, VariableTracker
+from .base import (
+    BoundBuiltinMethodVariable,
+    ConcreteValueVariable,
+    ConstantVariable,
+    VariableTracker,
+)
 
 CO_VARARGS = inspect.CO_VARARGS
 CO_VARKEYWORDS = inspect.CO_VARKEYWORDS
@@ -140,29 +145,19 @@ class BaseUserFunctionVariable(VariableTracker):
         return tx.inline_user_function(self, args, kwargs)
 
 
-class UserFunctionVariable(BaseUserFunctionVariable):
+class UserFunctionVariable(BaseUserFunctionVariable, ConcreteValueVariable):
     """A Python function that exists outside the trace: inlined on call."""
 
-    def __init__(self, fn: types.FunctionType, source=None):
-        self.fn = fn
-        self.source = source
-
-    def python_type(self) -> type:
-        return types.FunctionType
-
-    def as_python_constant(self):
-        return self.fn
-
     def get_code(self):
-        return self.fn.__code__
+        return self.value.__code__
 
     def get_globals(self):
-        return self.fn.__globals__
+        return self.value.__globals__
 
     def bind(self, tx, args, kwargs):
         from .builder import wrap
 
-        fn = self.fn
+        fn = self.value
         defaults = []
         for i, value in enumerate(fn.__defaults__ or ()):
             src = ItemSource(AttrSource(self.source, "__defaults__"), i) if self.source else None
@@ -194,7 +189,7 @@ class UserFunctionVariable(BaseUserFunctionVariable):
         return bound, cells
 
     def __repr__(self) -> str:
-        return f"UserFunctionVariable({self.fn.__qualname__})"
+        return f"UserFunctionVariable({self.value.__qualname__})"
 
 
 def _is_safe_unguarded(value) -> bool:
@@ -240,10 +235,10 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
 
 
 class UserMethodVariable(VariableTracker):
-    """A Python function bound to a tracked `self`."""
+    """A Python function (`value`) bound to a tracked `self` (`obj`)."""
 
     def __init__(self, fn: types.FunctionType, obj: VariableTracker, source=None):
-        self.fn = fn
+        self.value = fn
         self.obj = obj
         self.source = source
 
@@ -254,11 +249,13 @@ class UserMethodVariable(VariableTracker):
         # A method found on the (guarded) object's class: its defaults are taken as they are
         # now, unguarded (replacing __defaults__ of a class's method is not supported).
         fn_source = AttrSource(self.source, "__func__") if self.source is not None else None
-        return UserFunctionVariable(self.fn, fn_source).call_function(tx, [self.obj, *args], kwargs)
+        return UserFunctionVariable(self.value, fn_source).call_function(
+            tx, [self.obj, *args], kwargs
+        )
 
 
-class BoundBuiltinMethodVariable(VariableTracker):
-    """`obj.method` for containers/constants: calling it dispatches to obj.call_method."""
+class MethodRef(VariableTracker):
+    """What LOAD_METHOD pushes: `obj.name`, resolved when called (rebuilt as obj.name)."""
 
     def __init__(self, obj: VariableTracker, name: str):
         self.obj = obj
@@ -266,6 +263,10 @@ class BoundBuiltinMethodVariable(VariableTracker):
 
     def call_function(self, tx, args, kwargs) -> VariableTracker:
         return self.obj.call_method(tx, self.name, args, kwargs)
+
+    def reconstruct(self, cg) -> None:
+        self.obj.reconstruct(cg)
+        cg.load_attr(self.name)
 
 
 class PartialVariable(VariableTracker):
@@ -283,6 +284,7 @@ __all__ = [
     "CellVariable",
     "ConstantVariable",
     "FrameFreeVarCell",
+    "MethodRef",
     "NestedUserFunctionVariable",
     "PartialVariable",
     "UserFunctionVariable",

@@ -9,59 +9,42 @@ import torch
 
 from ..exc import Unsupported
 from ..sources import AttrSource, ItemSource
-from .base import ConstantVariable, VariableTracker, is_constant_value
+from . import torch_calls
+from .base import ConcreteValueVariable, ConstantVariable, VariableTracker, is_constant_value
+from .containers import IteratorVariable, TupleVariable
+from .functions import UserFunctionVariable, UserMethodVariable
 
 
-class TorchFunctionVariable(VariableTracker):
+class TorchFunctionVariable(ConcreteValueVariable):
     """A callable from torch (torch.*, torch.nn.functional.*, Tensor methods): a graph node."""
 
-    def __init__(self, fn, source=None):
-        self.fn = fn
-        self.source = source
-
-    def python_type(self) -> type:
-        return type(self.fn)
-
-    def as_python_constant(self):
-        return self.fn
-
     def call_function(self, tx, args, kwargs) -> VariableTracker:
-        from . import torch_calls
-
         return torch_calls.call_torch_function(tx, self, args, kwargs)
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
         from .builder import wrap
 
         try:
-            value = getattr(self.fn, name)
+            value = getattr(self.value, name)
         except AttributeError:
-            raise Unsupported(f"{self.fn!r} has no attribute {name!r}") from None
+            raise Unsupported(f"{self.value!r} has no attribute {name!r}") from None
         return wrap(tx, value, AttrSource(self.source, name) if self.source else None)
 
     def __repr__(self) -> str:
-        return f"TorchFunctionVariable({getattr(self.fn, '__name__', self.fn)!r})"
+        return f"TorchFunctionVariable({getattr(self.value, '__name__', self.value)!r})"
 
 
-class PythonModuleVariable(VariableTracker):
-    def __init__(self, module: types.ModuleType, source=None):
-        self.module = module
-        self.source = source
-
-    def python_type(self) -> type:
-        return types.ModuleType
-
-    def as_python_constant(self):
-        return self.module
+class PythonModuleVariable(ConcreteValueVariable):
+    """A Python module: attribute reads wrap what the module holds, guarded by its source."""
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
         from .builder import wrap
 
         try:
-            value = getattr(self.module, name)
+            value = getattr(self.value, name)
         except AttributeError:
             raise Unsupported(
-                f"AttributeError: module {self.module.__name__} has no {name!r}"
+                f"AttributeError: module {self.value.__name__} has no {name!r}"
             ) from None
         source = AttrSource(self.source, name) if self.source is not None else None
         return wrap(tx, value, source)
@@ -75,7 +58,6 @@ class GetAttrMixin:
 
     def _lookup(self, tx, name: str) -> VariableTracker:
         from .builder import wrap
-        from .functions import UserFunctionVariable, UserMethodVariable
 
         pending = tx.output.side_effects.pending_attr(self, name)
         if pending is not None:
@@ -118,20 +100,10 @@ def _class_lookup(cls: type, name: str):
     return _MISSING
 
 
-class NNModuleVariable(GetAttrMixin, VariableTracker):
+class NNModuleVariable(GetAttrMixin, ConcreteValueVariable):
     """An nn.Module instance: parameters/buffers reach the graph as get_attr, forward is inlined."""
 
     mutable = True
-
-    def __init__(self, module: torch.nn.Module, source=None):
-        self.value = module
-        self.source = source
-
-    def python_type(self) -> type:
-        return type(self.value)
-
-    def as_python_constant(self):
-        return self.value
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
         from .builder import wrap_parameter
@@ -178,18 +150,12 @@ class NNModuleVariable(GetAttrMixin, VariableTracker):
         forward = type(module).forward
         if not isinstance(forward, types.FunctionType):
             raise Unsupported(f"{type(module).__name__}.forward is not a Python function")
-        from .functions import UserMethodVariable
-
         return UserMethodVariable(forward, self).call_function(tx, args, kwargs)
 
     def call_method(self, tx, name: str, args, kwargs) -> VariableTracker:
         if name in ("parameters", "buffers", "children", "modules") and not args and not kwargs:
-            from .containers import IteratorVariable
-
             return IteratorVariable(self._collect(tx, name))
         if name in ("named_parameters", "named_buffers", "named_children", "named_modules"):
-            from .containers import IteratorVariable, TupleVariable
-
             base = name[len("named_") :]
             pairs = [
                 TupleVariable([ConstantVariable(k), v]) for k, v in self._collect_named(tx, base)
@@ -264,15 +230,13 @@ class NNModuleVariable(GetAttrMixin, VariableTracker):
         return f"NNModuleVariable({type(self.value).__name__})"
 
 
-class UserDefinedObjectVariable(GetAttrMixin, VariableTracker):
+class UserDefinedObjectVariable(GetAttrMixin, ConcreteValueVariable):
+    """An instance of a user class that exists outside the trace (guarded by its type)."""
+
     mutable = True
 
-    def __init__(self, value, source=None):
-        self.value = value
-        self.source = source
-
-    def python_type(self) -> type:
-        return type(self.value)
+    def as_python_constant(self):
+        raise Unsupported(f"a {type(self.value).__name__} object is not a constant")
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
         return self._lookup(tx, name)
@@ -280,8 +244,6 @@ class UserDefinedObjectVariable(GetAttrMixin, VariableTracker):
     def call_function(self, tx, args, kwargs) -> VariableTracker:
         call = _class_lookup(type(self.value), "__call__")
         if isinstance(call, types.FunctionType):
-            from .functions import UserMethodVariable
-
             return UserMethodVariable(call, self).call_function(tx, args, kwargs)
         raise Unsupported(f"call to a {type(self.value).__name__} object")
 
@@ -289,16 +251,8 @@ class UserDefinedObjectVariable(GetAttrMixin, VariableTracker):
         return f"UserDefinedObjectVariable({type(self.value).__name__})"
 
 
-class UserDefinedClassVariable(VariableTracker):
-    def __init__(self, value: type, source=None):
-        self.value = value
-        self.source = source
-
-    def python_type(self) -> type:
-        return type(self.value)
-
-    def as_python_constant(self):
-        return self.value
+class UserDefinedClassVariable(ConcreteValueVariable):
+    """A class (guarded by identity): attribute reads, classmethods, staticmethods."""
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
         from .builder import wrap
@@ -308,8 +262,6 @@ class UserDefinedClassVariable(VariableTracker):
             raise Unsupported(f"AttributeError: class {self.value.__name__} has no {name!r}")
         if isinstance(attr, (staticmethod, classmethod)):
             if isinstance(attr, classmethod):
-                from .functions import UserMethodVariable
-
                 return UserMethodVariable(attr.__func__, self)
             return wrap(tx, attr.__func__, None)
         source = AttrSource(self.source, name) if self.source is not None else None
@@ -317,6 +269,25 @@ class UserDefinedClassVariable(VariableTracker):
 
     def call_function(self, tx, args, kwargs) -> VariableTracker:
         raise Unsupported(f"constructing a {self.value.__qualname__} object")
+
+
+class SuperVariable(VariableTracker):
+    """`super(cls, obj)`: attribute lookup in the MRO of obj's type after cls."""
+
+    def __init__(self, cls: type, obj: VariableTracker):
+        self.cls = cls
+        self.obj = obj
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        obj_type = self.obj.python_type()
+        mro = obj_type.__mro__
+        for klass in mro[mro.index(self.cls) + 1 :]:
+            if name in klass.__dict__:
+                attr = klass.__dict__[name]
+                if isinstance(attr, types.FunctionType):
+                    return UserMethodVariable(attr, self.obj)
+                raise Unsupported(f"super().{name} is not a plain method")
+        raise Unsupported(f"AttributeError: super() has no {name!r}")
 
 
 class GradModeVariable(VariableTracker):

@@ -8,6 +8,7 @@ import torch
 
 from ..exc import Unsupported
 from .base import ConstantVariable, VariableTracker, is_constant_value
+from .containers import ListVariable, SizeVariable, TupleVariable
 
 # Methods whose result depends on tensor *data*: calling them needs a graph break.
 DATA_DEPENDENT_METHODS = {
@@ -101,8 +102,6 @@ class TensorVariable(VariableTracker):
         ]
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
-        from .containers import SizeVariable
-
         if name == "shape":
             self.check_static("shape")
             return SizeVariable([ConstantVariable(int(s)) for s in self.example.shape])
@@ -162,15 +161,16 @@ class TensorMethodVariable(VariableTracker):
         if name == "type" and not args and not kwargs:
             return ConstantVariable(self.tensor.example.type())
         if name == "__setitem__":
-            from .builtins import setitem_tensor
-
             return setitem_tensor(tx, self.tensor, *args)
         return tx.output.call_op("call_method", name, [self.tensor, *args], kwargs)
 
 
-def _size_like(tensor: TensorVariable, name: str, args: list) -> VariableTracker:
-    from .containers import SizeVariable, TupleVariable
+def setitem_tensor(tx, tensor, index, value) -> VariableTracker:
+    tx.output.call_op("call_function", operator.setitem, [tensor, index, value], {})
+    return ConstantVariable(None)
 
+
+def _size_like(tensor: TensorVariable, name: str, args: list) -> VariableTracker:
     values = getattr(tensor.example, name)()
     if args:
         dim = args[0].as_python_constant()
@@ -181,8 +181,6 @@ def _size_like(tensor: TensorVariable, name: str, args: list) -> VariableTracker
 
 def wrap_op_result(output, node, example, dynamic: bool = False) -> VariableTracker:
     """Turn an op's example result into trackers; non-tensor results of pure ops fold to constants."""
-    from .containers import SizeVariable, TupleVariable
-
     if isinstance(example, torch.Tensor):
         return TensorVariable(node, example, dynamic=dynamic)
     if dynamic and not isinstance(example, (tuple, list)) and example is not None:
@@ -202,8 +200,6 @@ def wrap_op_result(output, node, example, dynamic: bool = False) -> VariableTrac
             else:
                 raise Unsupported(f"op result element of type {type(item).__name__}")
         if type(example) is list:
-            from .containers import ListVariable
-
             return ListVariable(items)
         fields = getattr(type(example), "_fields", None) or getattr(type(example), "n_fields", None)
         if fields is not None and type(example) is not tuple:

@@ -6,6 +6,8 @@ import torch
 
 from ..exc import Unsupported
 from .base import ConstantVariable, VariableTracker
+from .containers import SizeVariable
+from .tensor import TensorVariable
 
 # Functions answered at trace time (their result is covered by the global-state guard or fixed).
 CONSTANT_FUNCTIONS = {
@@ -87,10 +89,9 @@ def _is_refused(fn) -> bool:
 
 
 def call_torch_function(tx, fn_vt, args: list, kwargs: dict) -> VariableTracker:
-    from .containers import SizeVariable
     from .objects import GradModeVariable
 
-    fn = fn_vt.fn
+    fn = fn_vt.value
     if fn in GRAD_MODE_CLASSES:
         return GradModeVariable(GRAD_MODE_CLASSES[fn])
     if fn is torch.set_grad_enabled:
@@ -130,8 +131,6 @@ def _is_state_query(fn, args, kwargs) -> bool:
 
 
 def _any_subclass(args: list) -> bool:
-    from .tensor import TensorVariable
-
     stack = list(args)
     while stack:
         a = stack.pop()
