@@ -129,3 +129,15 @@ def test_symbolic_trace_of_transformer_block():
         compiled = compile_fx(gm, [x])
         torch.testing.assert_close(compiled(x), gm(x))
     assert compiled.kernel_count >= 3
+
+
+def test_lstm_extern_with_undefined_outputs():
+    """ATen's LSTM kernel returns None for outputs that are undefined under no_grad (the
+    workspace); the wrapper must not touch results nobody reads."""
+    torch.manual_seed(0)
+    lstm = nn.LSTM(8, 16, num_layers=2, batch_first=True).eval()
+    x = torch.randn(3, 5, 8)
+    with torch.no_grad():
+        gm = make_fx(lstm)(x)
+        compiled = compile_fx(gm, [x])
+        torch.testing.assert_close(compiled(x), lstm(x))

@@ -40,6 +40,7 @@ class WrapperBuilder:
         }
         self.lines: list[str] = []
         self._constants = 0
+        self._read: set[str] = set()  # buffers some step or the output reads
 
     def const(self, value: Any) -> str:
         if value is None or isinstance(value, (bool, str)):
@@ -119,6 +120,9 @@ class WrapperBuilder:
         keep = output_names | {
             name for s in self.steps if isinstance(s, ExternCall) for name in extern_arg_buffers(s)
         }
+        # extern results nobody reads are never touched: ATen may return None for them
+        # (an undefined tensor, e.g. the workspace of mkldnn_rnn under no_grad)
+        self._read = set(last_read) | output_names
         free: dict[tuple[Any, ...], list[str]] = {}
         pending_free: list[tuple[int, str, tuple[Any, ...]]] = []
         for position, step in enumerate(self.steps):
@@ -163,6 +167,8 @@ class WrapperBuilder:
         if call.outputs and not call.single_output:
             emit(f"    {result} = _tree_leaves({result})")
         for buffer in call.outputs:
+            if buffer.name not in self._read:
+                continue
             source = result if call.single_output else f"{result}[{buffer.path[0]}]"
             emit(f"    {buffer.name} = {source}")
             emit(f"    if {buffer.name}.stride() != {buffer.stride!r}:")
