@@ -195,3 +195,59 @@ def test_one_tensor_passed_twice_then_two_tensors_recompiles():
     finally:
         unsubscribe()
     assert counter.frame_count == 2
+
+
+def two_inputs(x, y):
+    return x * 2 + y
+
+
+def test_recompile_failures_list_every_failing_guard_of_every_entry():
+    compiled, _, records, unsubscribe = _compiled(two_inputs)
+    try:
+        compiled(torch.randn(2), torch.randn(2))
+        compiled(torch.randn(2, dtype=torch.float64), torch.randn(2, dtype=torch.float64))
+        compiled(torch.randn(3), torch.randn(3))
+    finally:
+        unsubscribe()
+    second, third = records[1], records[2]
+    assert len(second.recompile_failures) == 1
+    (failures,) = second.recompile_failures
+    # both tensors changed dtype: both guards are named, not only the first
+    assert any("L['x']" in f and "dtype" in f for f in failures)
+    assert any("L['y']" in f and "dtype" in f for f in failures)
+    # each with the user line that made the guard
+    assert all(f"{__file__}:" in f for f in failures if "dtype" in f)
+    assert len(third.recompile_failures) == 2  # one list per cache entry, most recent first
+    newest, oldest = third.recompile_failures
+    assert any("dtype mismatch" in f for f in newest)  # the float64 entry
+    assert any("size mismatch" in f for f in oldest)
+    assert third.recompile_reasons == [per[0] for per in third.recompile_failures]
+
+
+def test_cache_limit_names_the_guard_that_kept_failing_and_what_to_do(monkeypatch):
+    monkeypatch.setattr(fj.config, "cache_size_limit", 2)
+    compiled, _, _, unsubscribe = _compiled(scaled)
+    try:
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always")
+            for n in range(1, 5):
+                compiled(torch.randn(n))
+    finally:
+        unsubscribe()
+    (message,) = [str(w.message) for w in caught if "cache size limit" in str(w.message)]
+    assert "keeps failing: tensor 'L['x']' size mismatch at index 0" in message
+    assert "fj.mark_dynamic" in message and "cache_size_limit" in message
+
+
+def test_recompile_advice_table():
+    from framejit.graphcapture.recompiles import advice_for, guard_key, kept_failing
+
+    assert "mark_dynamic" in advice_for("tensor 'L['x']' size mismatch at index 0. expected 2")
+    assert "as a tensor" in advice_for("L['n'] == 3  (actual: 4)  # f.py:2 in f")
+    assert guard_key("L['n'] == 3  (actual: 4)  # f.py:2 in f") == "L['n']  # f.py:2 in f"
+    failures = [
+        ["L['n'] == 3  (actual: 5)  # a", "L['m'] == 1  (actual: 2)  # b"],
+        ["L['n'] == 4  (actual: 5)  # a"],
+    ]
+    assert kept_failing(failures) == "L['n'] == 3  (actual: 5)  # a"
+    assert kept_failing([]) is None

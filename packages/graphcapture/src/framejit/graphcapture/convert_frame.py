@@ -33,7 +33,7 @@ from .exc import (
     SkipFrame,
     Unsupported,
 )
-from .log_format import format_bytecode, format_graph_tabular
+from .log_format import format_bytecode, format_graph_tabular, format_guards
 from .logs import logger
 from .output_graph import OutputGraph
 from .records import CompileRecord, GraphBreakRecord, GraphRecord
@@ -114,6 +114,7 @@ def convert_frame(
     fullgraph: bool = False,
     is_recompile: bool = False,
     recompile_reasons: list[str] | None = None,
+    recompile_failures: list[list[str]] | None = None,
 ) -> ConvertResult:
     start = time.perf_counter()
     if f_builtins is None:
@@ -128,6 +129,7 @@ def convert_frame(
         check_fn=None,
         is_recompile=is_recompile,
         recompile_reasons=list(recompile_reasons or []),
+        recompile_failures=[list(f) for f in recompile_failures or []],
     )
     log.debug("start tracing %s %s:%s", code.co_name, code.co_filename, code.co_firstlineno)
     if logger("bytecode").isEnabledFor(logging.DEBUG):
@@ -198,7 +200,7 @@ def convert_frame(
         if logger("bytecode").isEnabledFor(logging.DEBUG):
             logger("bytecode").debug("%s", format_bytecode("MODIFIED BYTECODE", transformed))
     if logger("guards").isEnabledFor(logging.DEBUG):
-        logger("guards").debug("GUARDS:\n%s", "\n".join(check_fn.code_parts))
+        logger("guards").debug("%s", format_guards(check_fn))
     record.timings["backend"] = backend_time
     record.timings["total"] = time.perf_counter() - start
     events.publish(record)

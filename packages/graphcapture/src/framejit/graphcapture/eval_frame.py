@@ -16,6 +16,7 @@ from .config import config
 from .convert_frame import convert_frame
 from .exc import BackendCompilerFailed, GraphBreakInFullgraph
 from .logs import logger
+from .recompiles import cache_limit_message, entry_failures, format_recompile
 
 log = logger("dynamo")
 
@@ -82,19 +83,9 @@ class FrameCallback:
         if len(entries) >= config.cache_size_limit:
             self._warn_cache_limit(code, entries, frame.f_locals)
             return None
-        reasons = []
-        if entries:
-            for entry in entries:
-                reason = _failure_reason(entry.check_fn, frame.f_locals)
-                if reason:
-                    reasons.append(reason)
-            logger("recompiles").debug(
-                "Recompiling function %s in %s:%s\n    triggered by the following guard failure(s):\n%s",
-                code.co_name,
-                code.co_filename,
-                code.co_firstlineno,
-                "\n".join(f"    - {r}" for r in reasons),
-            )
+        failures = entry_failures(entries, frame.f_locals) if entries else []
+        if failures:
+            logger("recompiles").debug("%s", format_recompile(code, failures))
         try:
             result = convert_frame(
                 code,
@@ -105,7 +96,8 @@ class FrameCallback:
                 backend=self.backend,
                 fullgraph=self.fullgraph,
                 is_recompile=bool(entries),
-                recompile_reasons=reasons,
+                recompile_reasons=[f[0] for f in failures if f],
+                recompile_failures=failures,
             )
         except (GraphBreakInFullgraph, BackendCompilerFailed):
             raise
@@ -130,22 +122,8 @@ class FrameCallback:
         if code in self._warned_limit:
             return
         self._warned_limit.add(code)
-        reason = _failure_reason(entries[0].check_fn, f_locals) or "unknown"
-        warnings.warn(
-            f"framejit: {code.co_name} ({code.co_filename}:{code.co_firstlineno}) hit the cache size "
-            f"limit ({config.cache_size_limit}); it runs eagerly from now on. The guard that keeps "
-            f"failing: {reason}. Raise framejit.graphcapture.config.cache_size_limit, or mark the "
-            "changing dimension dynamic (fj.mark_dynamic).",
-            RuntimeWarning,
-            stacklevel=2,
+        message = cache_limit_message(
+            code, config.cache_size_limit, entry_failures(entries, f_locals)
         )
-
-
-def _failure_reason(check_fn, f_locals) -> str | None:
-    reason = getattr(check_fn, "failure_reason", None)
-    if reason is None:
-        return None
-    try:
-        return reason(f_locals)
-    except Exception as e:  # a guard that cannot even be evaluated is itself the reason
-        return f"{type(e).__name__}: {e}"
+        logger("recompiles").warning("%s", message)
+        warnings.warn(message, RuntimeWarning, stacklevel=2)

@@ -1,4 +1,4 @@
-"""Text renderings for the log artifacts: bytecode listings and the tabular FX graph."""
+"""Text renderings for the log artifacts: bytecode listings, guards and the tabular FX graph."""
 
 from __future__ import annotations
 
@@ -15,6 +15,14 @@ def format_bytecode(title: str, code: types.CodeType) -> str:
     return (
         f"{title} {code.co_name} {code.co_filename} line {code.co_firstlineno} \n{out.getvalue()}"
     )
+
+
+def format_guards(check_fn) -> str:
+    """The seed's GUARDS log: one line per guard, each tensor as its own check_tensor(...)
+    line (dispatch keys, dtype, device, requires_grad, size, stride), with the user line
+    that created it."""
+    parts = getattr(check_fn, "verbose_code_parts", None) or check_fn.code_parts
+    return "GUARDS:\n" + "\n".join(parts)
 
 
 def format_graph_tabular(name: str, gm: torch.fx.GraphModule) -> str:

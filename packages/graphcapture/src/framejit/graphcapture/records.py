@@ -41,6 +41,8 @@ class CompileRecord:
     graph_breaks: list[GraphBreakRecord] = field(default_factory=list)
     resume_functions: dict[str, types.CodeType] = field(default_factory=dict)
     is_recompile: bool = False
-    recompile_reasons: list[str] = field(default_factory=list)
+    recompile_reasons: list[str] = field(default_factory=list)  # the first failing guard per entry
+    # every failing guard of every cache entry (most recent entry first), with its origin
+    recompile_failures: list[list[str]] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     skipped_reason: str | None = None
