@@ -32,6 +32,7 @@ from .ir import (
     TensorValue,
     contiguous_strides,
 )
+from .loop_body import trace
 from .lowering import EXTERN_BY_DESIGN, LOWERINGS, SUPPORTED_DTYPES, LoweringContext, NotLowered
 
 log = logging.getLogger("framejit.inductor_lite")
@@ -70,6 +71,9 @@ class GraphLowering:
 
     # ------------------------------------------------------------------ buffers
 
+    def dtype_of(self, name: str) -> torch.dtype:
+        return self.buffers[name].dtype
+
     def add_computed(
         self,
         size: tuple[int, ...],
@@ -90,9 +94,8 @@ class GraphLowering:
         if known is not None:
             return known
         assert isinstance(value, Pointwise)
-        view = self.add_computed(
-            value.size, value.dtype, PointwiseBody(value.size, value.inner_fn), stride
-        )
+        loop = trace(value.inner_fn, value.size, self.dtype_of)
+        view = self.add_computed(value.size, value.dtype, PointwiseBody(value.size, loop), stride)
         self._realized[id(value)] = view
         self._realized_keepalive = getattr(self, "_realized_keepalive", [])
         self._realized_keepalive.append(value)

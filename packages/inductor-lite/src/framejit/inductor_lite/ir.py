@@ -1,8 +1,9 @@
 """The loop-level IR: buffers (inputs, constants, computed, extern results) and the values
 that lowering passes around (unrealized pointwise bodies, strided views of buffers).
 
-A `Pointwise` value is an inner function over symbolic indices; it becomes memory only when
-realized into a `ComputedBuffer`.  A `BufferView` is a strided window on a buffer: views
+A `Pointwise` value is an inner function over symbolic indices (the lowering DSL); it becomes
+memory only when realized into a `ComputedBuffer`, whose body is then traced into data, a
+`LoopBody` (loop_body.py).  A `BufferView` is a strided window on a buffer: views
 (permute, expand, slice, select, ...) of realized data are index remappings, never copies.
 """
 
@@ -16,6 +17,7 @@ from typing import Any
 import sympy
 import torch
 
+from .loop_body import LoopBody
 from .ops import ops
 
 Index = list[sympy.Expr]
@@ -81,19 +83,19 @@ class ConstantBuffer(Buffer):
     target: str = ""
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True)
 class PointwiseBody:
     ranges: tuple[int, ...]
-    inner_fn: InnerFn
+    loop: LoopBody  # the value at index `loop.index`
 
 
-@dataclass(eq=False)
+@dataclass(frozen=True)
 class ReductionBody:
     ranges: tuple[int, ...]
     reduction_ranges: tuple[int, ...]
     reduction_type: str  # sum prod max min any all argmax argmin
-    inner_fn: ReductionFn
-    value_dtype: torch.dtype  # dtype of what inner_fn returns
+    loop: LoopBody  # the value reduced, at `loop.index` and `loop.rindex`
+    value_dtype: torch.dtype  # dtype of the loop's result
 
 
 @dataclass(eq=False)

@@ -14,6 +14,7 @@ from typing import Any
 import torch
 
 from .ir import BufferView, Pointwise, ReductionBody, TensorValue
+from .loop_body import trace
 from .lowering import (
     FLOAT_DTYPES,
     LoweringContext,
@@ -70,7 +71,8 @@ def make_reduction(
             full[position] = value
         return ops.to_dtype(loader(full), value_dtype)
 
-    body = ReductionBody(out_size, reduction_ranges, reduction_type, inner, value_dtype)
+    loop = trace(inner, out_size, ctx.graph.dtype_of, reduction_ranges, value_dtype)
+    body = ReductionBody(out_size, reduction_ranges, reduction_type, loop, value_dtype)
     return ctx.graph.add_computed(out_size, out_dtype, body)
 
 

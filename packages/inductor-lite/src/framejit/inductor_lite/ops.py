@@ -1,8 +1,8 @@
 """The `ops` namespace that loop bodies are written against, and the handler behind it.
 
 A loop body is a Python function over symbolic indices that only calls `ops.<name>(...)`.
-Which handler answers decides what running the body means: the C++ generator emits code,
-the dependency recorder collects the buffers and indices a body loads.
+The handler in force decides what running the body means: `loop_body.BodyTracer` records
+it as data (a `LoopBody`), which code generators then replay through their own handlers.
 """
 
 from __future__ import annotations
@@ -11,8 +11,6 @@ import contextlib
 import threading
 from collections.abc import Iterator
 from typing import Any
-
-import sympy
 
 _state = threading.local()  # the handler in force, per thread
 
@@ -43,27 +41,3 @@ def use_handler(handler: Any) -> Iterator[Any]:
         yield handler
     finally:
         _state.handler = previous
-
-
-class DependencyRecorder:
-    """Runs a body for its loads only: every other op returns a placeholder."""
-
-    def __init__(self) -> None:
-        self.loads: list[tuple[str, sympy.Expr]] = []
-        self.op_count = 0
-        self._indirect = 0
-
-    def load(self, name: str, index: sympy.Expr) -> str:
-        self.loads.append((name, index))
-        return "v"
-
-    def indirect_index(self, value: Any, size: int, allow_negative: bool) -> sympy.Symbol:
-        self._indirect += 1
-        return sympy.Symbol(f"ind{self._indirect}", integer=True)
-
-    def __getattr__(self, name: str) -> Any:
-        def record(*args: Any, **kwargs: Any) -> str:
-            self.op_count += 1
-            return "v"
-
-        return record

@@ -16,7 +16,7 @@ import sympy
 
 from .config import config
 from .ir import Buffer, ComputedBuffer, ExternCall, ReductionBody, index_symbols
-from .ops import DependencyRecorder, use_handler
+from .loop_body import LoopBody
 
 
 @dataclass(eq=False)
@@ -32,6 +32,7 @@ class NodeLoops:
     loads: list[tuple[str, sympy.Expr]]
     op_count: int
     symbol_ranges: dict[sympy.Symbol, int]
+    loop: LoopBody  # the buffer's body over this group's loop variables
 
     @property
     def is_reduction(self) -> bool:
@@ -96,19 +97,20 @@ def node_loops(buffer: ComputedBuffer, outer_len: int) -> NodeLoops:
     rindex = RED[: len(reduction_ranges)]
     for symbol, n in zip(rindex, reduction_ranges, strict=True):
         ranges[symbol] = n
-    recorder = DependencyRecorder()
-    with use_handler(recorder):
-        if isinstance(body, ReductionBody):
-            body.inner_fn(index, list(rindex))
-        else:
-            body.inner_fn(index)
+    # the body's variables renamed to this group's loop variables (reduction ones are shared)
+    mapping = {
+        old: new
+        for old, new in zip(body.loop.index, index, strict=True)
+        if old.is_Symbol and old != new
+    }
+    loop = body.loop.substitute(mapping)
     store = sum(
         (i * s for i, n, s in zip(index, buffer.size, buffer.stride, strict=True) if n != 1),
         sympy.Integer(0),
     )
     return NodeLoops(
         buffer, index, tuple(inner), reduction_ranges, list(rindex), sympy.expand(store),
-        [(name, sympy.expand(expr)) for name, expr in recorder.loads], recorder.op_count, ranges,
+        loop.loads(), loop.op_count, ranges, loop,
     )  # fmt: skip
 
 

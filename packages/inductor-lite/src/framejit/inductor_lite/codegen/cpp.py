@@ -14,7 +14,6 @@ import torch
 
 from ..config import config
 from ..ir import Buffer
-from ..ops import use_handler
 from ..scheduler import INNER, OUTER, FusedGroup, NodeLoops, outer_part
 from .common import GeneratedKernels, KernelSpec
 from .cpp_prelude import PRELUDE
@@ -325,10 +324,9 @@ class CppKernel:
         lines: list[str] = []
         handler = CppKernelOps(self, lines)
         saved = dict(self.locals)
-        with use_handler(handler):
-            for node in nest:
-                value = node.buffer.body.inner_fn(node.index)
-                self._store(node, value, lines)
+        for node in nest:
+            value = node.loop.run(handler)
+            self._store(node, value, lines)
         self.locals = saved  # nest-local values die with the nest
         for position, (symbol, size) in enumerate(zip(symbols, ranges, strict=True)):
             if position == len(ranges) - 1:
@@ -377,8 +375,7 @@ class CppKernel:
             out.append(f"int64_t {best} = -1;")
         lines: list[str] = []
         handler = CppKernelOps(self, lines)
-        with use_handler(handler):
-            value = body.inner_fn(node.index, node.rindex)
+        value = node.loop.run(handler)
         value = handler.to_dtype(value, value_dtype)
         if kind == "sum":
             lines.append(f"{acc} += static_cast<{atype}>({value});")
