@@ -333,6 +333,10 @@ def _resume_targets(tx, inst) -> list[int]:
 def _live_values(tx, offset: int) -> list[tuple[str, Any]]:
     """Locals the code after `offset` may read; cell variables are passed by value (new cells)."""
     live = tx.decoded.live_locals_at(offset)
+    code = tx.code
+    if "__class__" in code.co_freevars and code.co_argcount:
+        # zero-argument super() reads the first local without naming it
+        live = {*live, code.co_varnames[0]}
     out = []
     for name in tx.code.co_varnames:
         if name in live and name in tx.symbolic_locals:
@@ -420,6 +424,17 @@ def _load_resume(cg: PyCodegen, tx, fn: ResumeFunction | None) -> None:
     cg.load_global(fn.name, push_null=True)
 
 
+def _load_first_local(cg, fn: ResumeFunction | None, live: list) -> list:
+    """Push the resume function's leading argument (see ResumeFunction.first_local) and
+    return the live locals still to pass after the stack values."""
+    if fn is None or fn.first_local is None:
+        return live
+    for name, vt in live:
+        if name == fn.first_local:
+            _reconstruct_local(cg, name, vt)
+    return [(name, vt) for name, vt in live if name != fn.first_local]
+
+
 def _emit_break(cg, tx, inst, deep, top, produced, live_by_target, resumes) -> None:
     original = original_bytecode(tx.code)
     cg.lineno = inst.lineno
@@ -429,6 +444,7 @@ def _emit_break(cg, tx, inst, deep, top, produced, live_by_target, resumes) -> N
         live = live_by_target[inst.next_offset]
         fn = _call_resume(cg, tx, inst.next_offset, deep, produced, live, resumes)
         _load_resume(cg, tx, fn)
+        live = _load_first_local(cg, fn, live)
         for vt in deep:
             _reconstruct_stack_arg(cg, vt)
     for vt in top:
@@ -447,7 +463,6 @@ def _emit_break(cg, tx, inst, deep, top, produced, live_by_target, resumes) -> N
     cg.break_end = len(cg.insts)
     if terminal:
         return
-    live = live_by_target[inst.next_offset]
     for name, vt in live:
         _reconstruct_local(cg, name, vt)
     nargs = sum(1 for v in deep if not isinstance(v, NullVariable)) + produced + len(live)
@@ -471,6 +486,7 @@ def _emit_conditional_break(cg, tx, inst, deep, top, live_by_target, resumes) ->
         live = live_by_target[offset]
         fn = _call_resume(cg, tx, offset, deep, 0, live, resumes)
         _load_resume(cg, tx, fn)
+        live = _load_first_local(cg, fn, live)
         for vt in deep:
             _reconstruct_stack_arg(cg, vt)
         for name, vt in live:

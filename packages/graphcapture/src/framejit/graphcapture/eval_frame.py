@@ -3,15 +3,12 @@
 from __future__ import annotations
 
 import logging
-import os
-import sysconfig
 import types
 import warnings
 
-import torch
-
 from framejit import frameeval as fe
 
+from . import trace_rules
 from .config import config
 from .convert_frame import convert_frame
 from .exc import BackendCompilerFailed, GraphBreakInFullgraph
@@ -21,50 +18,9 @@ from .recompiles import cache_limit_message, entry_failures, format_recompile
 log = logger("dynamo")
 
 
-def _dir_of(module) -> str:
-    return os.path.dirname(os.path.abspath(module.__file__))
-
-
-def _skip_dirs() -> tuple[str, ...]:
-    import framejit
-    import framejit.frameeval
-    import framejit.guards
-
-    dirs = [
-        _dir_of(torch),
-        os.path.dirname(_dir_of(framejit.frameeval)),  # every framejit package lives beside it
-        # ... when installed; in a checkout each package is its own portion of the namespace
-        # (a backend's runtime helpers, e.g. inductor-lite's eager fallback, are not user code)
-        *(os.path.abspath(p) for p in framejit.__path__),
-        os.path.dirname(os.path.dirname(os.path.abspath(__file__))),
-        _dir_of(framejit.guards),
-        sysconfig.get_paths()["stdlib"],
-    ]
-    for name in ("_pytest", "pluggy", "bytecode", "numpy", "sympy", "typing_extensions"):
-        try:
-            dirs.append(_dir_of(__import__(name)))
-        except Exception:
-            pass
-    return tuple(os.path.join(d, "") for d in dirs)
-
-
-_SKIP_DIRS: tuple[str, ...] | None = None
-# torch's own nn.Module classes are captured like user modules (their forward is the frame
-# `compile(nn.Sequential(...))` runs); Module.__call__'s machinery is not.
-_CAPTURED_TORCH_DIR = os.path.join(_dir_of(torch), "nn", "modules", "")
-_MODULE_MACHINERY = os.path.join(_CAPTURED_TORCH_DIR, "module.py")
-
-
 def is_skipped_file(filename: str) -> bool:
-    global _SKIP_DIRS
-    if _SKIP_DIRS is None:
-        _SKIP_DIRS = _skip_dirs()
-    if filename[:1] == "<":
-        return filename.startswith(("<frozen", "<eval_with_key>"))
-    path = os.path.abspath(filename)
-    if path.startswith(_CAPTURED_TORCH_DIR) and path != _MODULE_MACHINERY:
-        return False
-    return path.startswith(_SKIP_DIRS)
+    """Frames of code from `filename` run without capture (see trace_rules)."""
+    return not trace_rules.is_captured(filename)
 
 
 class FrameCallback:

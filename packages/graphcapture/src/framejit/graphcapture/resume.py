@@ -23,6 +23,9 @@ class ResumeFunction:
     code: types.CodeType
     stack_args: int  # how many stack values it takes (NULLs excluded)
     live_locals: tuple[str, ...]
+    # zero-argument super() reads the frame's first local: that local is passed first
+    # (before the stack values), the others after them
+    first_local: str | None = None
 
 
 _cache: dict[tuple, ResumeFunction] = {}
@@ -49,7 +52,10 @@ def make_resume_function(
     live_locals: tuple[str, ...],
     new_name,
 ) -> ResumeFunction:
-    key = (code, offset, stack_kinds, live_locals)
+    first_local = _super_self(code, live_locals)
+    if first_local is not None:
+        live_locals = tuple(n for n in live_locals if n != first_local)
+    key = (code, offset, stack_kinds, live_locals, first_local)
     found = _cache.get(key)
     if found is not None:
         return found
@@ -58,12 +64,12 @@ def make_resume_function(
     label = Label()
     items = original.items
     prologue: list = []
-    arg_names: list[str] = []
+    arg_names: list[str] = [first_local] if first_local is not None else []
     for kind in stack_kinds:
         if kind == NULL:
             prologue.append(Instr("PUSH_NULL"))
             continue
-        name = stack_arg_name(len(arg_names))
+        name = stack_arg_name(len(arg_names) - (first_local is not None))
         arg_names.append(name)
         if kind == ITERATOR:
             prologue.extend(
@@ -72,7 +78,7 @@ def make_resume_function(
             prologue.extend(emit_call(1))
         else:
             prologue.append(Instr("LOAD_FAST", name))
-    stack_args = len(arg_names)
+    stack_args = len(arg_names) - (first_local is not None)
     arg_names.extend(live_locals)
     prologue.append(Instr("JUMP_FORWARD", label))
     prefix_end = original.prefix_end
@@ -87,6 +93,15 @@ def make_resume_function(
     bc.name = name
     bc.qualname = name
     bc.docstring = None
-    result = ResumeFunction(name, bc.to_code(), stack_args, live_locals)
+    result = ResumeFunction(name, bc.to_code(), stack_args, live_locals, first_local)
     _cache[key] = result
     return result
+
+
+def _super_self(code: types.CodeType, live_locals: tuple[str, ...]) -> str | None:
+    """The first local, when the code may call zero-argument super() (it closes over
+    `__class__`) and the local is live: super() finds `self` in the frame's first slot."""
+    if "__class__" not in code.co_freevars or not code.co_argcount:
+        return None
+    first = code.co_varnames[0]
+    return first if first in live_locals else None

@@ -17,7 +17,7 @@ from typing import Any
 
 from framejit.guards import GuardKind
 
-from . import pyversion
+from . import pyversion, trace_rules
 from .config import config
 from .exc import RestartAnalysis, SkipFrame, Unsupported
 from .instructions import DecodedCode, Inst, decode
@@ -290,6 +290,9 @@ class InstructionTranslatorBase:
         if self.depth >= config.max_inline_depth:
             raise Unsupported("inlining too deep (recursion?)")
         code = fn_vt.get_code()
+        rule = trace_rules.lookup(code.co_filename)
+        if not rule.inline:
+            raise Unsupported(f"call to {code.co_qualname} ({rule.place}: {rule.why})")
         bound, cells = fn_vt.bind(self, args, kwargs)
         tracer = InliningTranslator(
             code, fn_vt.get_globals(), self.root.f_builtins, bound, cells, self.output, parent=self

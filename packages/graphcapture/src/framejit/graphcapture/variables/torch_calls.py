@@ -16,8 +16,6 @@ CONSTANT_FUNCTIONS = {
     torch.is_autocast_enabled,
     torch.is_inference_mode_enabled,
     torch.cuda.is_available,
-    torch.jit.is_scripting,
-    torch.jit.is_tracing,
     torch._C._get_tracing_state,
     torch.are_deterministic_algorithms_enabled,
     torch.is_tensor,
@@ -65,6 +63,26 @@ REFUSED_FUNCTIONS = {
 }
 GRAD_MODE_CLASSES = {torch.no_grad: False, torch.enable_grad: True}
 
+# What library code asks to pick its compiled path, answered as torch.compile answers it
+# while tracing.  Keyed by (module, name), so torch._dynamo is never imported to find them.
+TRACING_FACTS = {
+    ("torch.compiler", "is_compiling"): True,
+    ("torch.compiler", "is_dynamo_compiling"): True,
+    ("torch._utils", "is_compiling"): True,
+    ("torch._dynamo.external_utils", "is_compiling"): True,
+    ("torch._dynamo.eval_frame", "is_compiling"): True,
+    ("torch.compiler", "is_exporting"): False,
+    ("torch._jit_internal", "is_scripting"): False,
+    ("torch.jit._trace", "is_tracing"): False,
+    ("torch.fx._symbolic_trace", "is_fx_tracing"): False,
+}
+
+
+def tracing_fact(fn):
+    """The folded answer of an is_compiling()-style query, or None if `fn` is not one."""
+    key = (getattr(fn, "__module__", None), getattr(fn, "__qualname__", None))
+    return TRACING_FACTS.get(key) if key[0] else None
+
 
 def is_torch_callable(value) -> bool:
     module = getattr(value, "__module__", None) or ""
@@ -99,6 +117,9 @@ def call_torch_function(tx, fn_vt, args: list, kwargs: dict) -> VariableTracker:
     if fn is torch.Size:
         items = args[0].unpack(tx) if args else []
         return SizeVariable([ConstantVariable(i.as_python_constant()) for i in items])
+    fact = tracing_fact(fn)
+    if fact is not None and not args and not kwargs:
+        return ConstantVariable(fact)
     if fn in _has_torch_function:
         return ConstantVariable(_any_subclass(args))
     if fn in CONSTANT_FUNCTIONS and not any(a.has_tensors() for a in args):

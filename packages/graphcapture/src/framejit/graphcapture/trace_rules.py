@@ -1,0 +1,158 @@
+"""Which code is traced and which is left to run for real: one table, looked up by file.
+
+Each rule covers the files of one place (a module's file or package directory, the
+stdlib, site-packages) and answers two questions: is a frame whose code lives there
+captured when it starts (`capture`), and is a call into it from traced code traced
+inline (`inline`; otherwise the call is a graph break and runs for real).  The most
+specific place wins (the longest path), so `torch.nn.modules` overrides `torch`, and
+site-packages overrides the stdlib directory it may sit inside.
+
+Anything not covered — user code, and whatever pip installs (transformers, timm, a
+user's own package) — is traced.  Skipped are framejit itself, torch's internals other
+than what torch.compile also traces, the stdlib modules that must really run, and test
+runners.  Torch's own Python functions (torch.*, torch.nn.functional.*) are not inlined:
+the builder turns them into graph nodes before a rule is consulted.
+"""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import site
+import sysconfig
+from dataclasses import dataclass
+
+
+@dataclass(frozen=True)
+class Rule:
+    place: str  # an importable module name, or "<stdlib>" / "<site-packages>"
+    capture: bool  # frames of code found here are captured when they start
+    inline: bool  # calls into this code from a traced frame are traced inline
+    why: str
+
+
+TRACED = Rule("<user>", True, True, "user or third-party code")
+
+RULES: tuple[Rule, ...] = (
+    Rule("<site-packages>", True, True, "third-party code is traced like user code"),
+    Rule("<stdlib>", False, True, "stdlib: inlined when model code calls it"),
+    # stdlib modules whose effects must really happen, or that hold process state
+    Rule("logging", False, False, "logging must really run"),
+    Rule("warnings", False, False, "the warnings machinery must really run"),
+    Rule("threading", False, False, "threads and locks must really run"),
+    Rule("_threading_local", False, False, "thread-local state must really run"),
+    Rule("importlib", False, False, "imports must really run"),
+    Rule("multiprocessing", False, False, "processes must really run"),
+    Rule("concurrent", False, False, "executors must really run"),
+    Rule("asyncio", False, False, "event loops must really run"),
+    Rule("random", False, False, "Python's RNG state lives outside the graph"),
+    Rule("traceback", False, False, "tracebacks read the real stack"),
+    Rule("linecache", False, False, "reads source files"),
+    Rule("tokenize", False, False, "reads source files"),
+    Rule("weakref", False, False, "weak references hold real objects"),
+    Rule("_weakrefset", False, False, "weak references hold real objects"),
+    Rule("unittest", False, False, "test runner"),
+    Rule("doctest", False, False, "test runner"),
+    Rule("pdb", False, False, "debugger"),
+    Rule("bdb", False, False, "debugger"),
+    # test runners
+    Rule("pytest", False, False, "test runner"),
+    Rule("_pytest", False, False, "test runner"),
+    Rule("pluggy", False, False, "test runner"),
+    # framejit and the libraries it is built on
+    Rule("framejit", False, False, "framejit itself"),
+    Rule("bytecode", False, False, "framejit's bytecode assembler"),
+    Rule("sympy", False, False, "torch's symbolic-shape internals"),
+    Rule("numpy", False, False, "compiled library: calls into it are graph breaks"),
+    # torch: internals run for real; its nn modules are traced as torch.compile does
+    Rule("torch", False, False, "torch internals"),
+    Rule("torch.nn.modules", True, True, "torch.nn modules are traced like user modules"),
+    Rule("torch.nn.modules.module", False, True, "nn.Module's call machinery (hooks run for real)"),
+    Rule("torch.nn.utils", False, True, "helpers model code calls"),
+    Rule("torch.nn.functional", False, True, "torch.nn.functional's Python layer"),
+    Rule("torch.nn.init", False, True, "initializers"),
+    Rule("torch.utils._pytree", False, True, "pytree helpers"),
+)
+
+
+def _places(rule: Rule) -> list[str]:
+    if rule.place == "<stdlib>":
+        paths = sysconfig.get_paths()
+        return [paths["stdlib"], paths["platstdlib"]]
+    if rule.place == "<site-packages>":
+        paths = sysconfig.get_paths()
+        dirs = [paths["purelib"], paths["platlib"], *site.getsitepackages()]
+        user = site.getusersitepackages() if site.ENABLE_USER_SITE else None
+        return [*dirs, *([user] if user else [])]
+    try:
+        spec = importlib.util.find_spec(rule.place)
+    except (ImportError, ValueError):
+        return []
+    if spec is None:
+        return []
+    if spec.submodule_search_locations:
+        return list(spec.submodule_search_locations)
+    if spec.origin and spec.origin not in ("built-in", "frozen"):
+        return [spec.origin]
+    return []
+
+
+class _Table:
+    """The rules resolved to absolute paths, longest first; answers cached per filename."""
+
+    def __init__(self, rules: tuple[Rule, ...]):
+        prefixes: dict[str, Rule] = {}
+        for rule in rules:
+            for place in _places(rule):
+                path = os.path.abspath(place)
+                if os.path.isdir(path):
+                    path = os.path.join(path, "")
+                prefixes[path] = rule  # a later, more specific rule may share a path: it wins
+        self.prefixes = sorted(prefixes.items(), key=lambda item: len(item[0]), reverse=True)
+        self.cache: dict[str, Rule] = {}
+
+    def lookup(self, filename: str) -> Rule:
+        rule = self.cache.get(filename)
+        if rule is None:
+            rule = self.cache[filename] = self._find(filename)
+        return rule
+
+    def _find(self, filename: str) -> Rule:
+        if filename[:1] == "<":
+            if filename.startswith("<frozen"):
+                return _FROZEN
+            if filename.startswith("<eval_with_key>"):
+                return _FX_GENERATED
+            return TRACED  # <string>: dataclass/namedtuple methods, exec'd user code
+        path = os.path.abspath(filename)
+        for prefix, rule in self.prefixes:
+            if path == prefix or path.startswith(prefix):
+                return rule
+        return TRACED
+
+
+_FROZEN = Rule("<frozen>", False, True, "frozen stdlib module")
+_FX_GENERATED = Rule("<eval_with_key>", False, True, "torch.fx generated code (a graph already)")
+_table: _Table | None = None
+
+
+def lookup(filename: str) -> Rule:
+    """The rule for code from `filename` (a code object's co_filename)."""
+    global _table
+    if _table is None:
+        _table = _Table(RULES)
+    return _table.lookup(filename)
+
+
+def reset() -> None:
+    """Resolve the table again (after sys.path changes, in tests)."""
+    global _table
+    _table = None
+
+
+def is_captured(filename: str) -> bool:
+    return lookup(filename).capture
+
+
+def is_inlined(filename: str) -> bool:
+    return lookup(filename).inline
