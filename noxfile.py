@@ -65,8 +65,14 @@ def guards(session: nox.Session) -> None:
     _package_session(session, "guards")
 
 
+TINYPKG = PACKAGES / "graphcapture" / "tests" / "fixtures" / "tinypkg"
+
+
 @nox.session(python=TORCH_PYTHON)
 def graphcapture(session: nox.Session) -> None:
+    # a tiny model library installed into site-packages (not editable): third-party code
+    # must be traced like user code
+    _install(session, str(TINYPKG))
     _package_session(session, "graphcapture")
 
 

@@ -234,8 +234,13 @@ def _literal_tuple(value: tuple) -> bool:
 
 def _is_builtin(value: Any) -> bool:
     from .builtins import FOLDABLE
+    from .stdlib_ops import OPERATOR_HANDLERS
 
-    return _hashable_in(value, _BUILTIN_CALLABLES) or _hashable_in(value, FOLDABLE)
+    return (
+        _hashable_in(value, _BUILTIN_CALLABLES)
+        or _hashable_in(value, FOLDABLE)
+        or _hashable_in(value, OPERATOR_HANDLERS)
+    )
 
 
 def dynamic_dims_of(value: torch.Tensor) -> frozenset[int]:

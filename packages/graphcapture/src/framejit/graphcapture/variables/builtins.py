@@ -507,3 +507,6 @@ BUILTIN_HANDLERS = {
     set: _set_unsupported,
     frozenset: _set_unsupported,
 }
+from .stdlib_ops import OPERATOR_HANDLERS  # noqa: E402  (it builds on the operators above)
+
+BUILTIN_HANDLERS.update(OPERATOR_HANDLERS)
