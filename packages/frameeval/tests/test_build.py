@@ -28,6 +28,17 @@ def test_supported_version_is_accepted():
     _ffibuild.check_supported(tuple(sys.version_info[:2]))
 
 
+def test_free_threaded_python_is_refused_with_a_clear_message(monkeypatch):
+    real = _ffibuild.sysconfig.get_config_var
+    monkeypatch.setattr(
+        _ffibuild.sysconfig,
+        "get_config_var",
+        lambda name: 1 if name == "Py_GIL_DISABLED" else real(name),
+    )
+    with pytest.raises(_ffibuild.UnsupportedPython, match=r"free-threaded CPython \(3\.13t"):
+        _ffibuild.check_supported((3, 13))
+
+
 def import_in_subprocess(src: Path, **env):
     inherited = {k: v for k, v in os.environ.items() if k != _native.NO_REBUILD_ENV}
     code = "from framejit import frameeval as fe; from framejit.frameeval import _native; print(fe._api._C.SOURCE_SHA256)"

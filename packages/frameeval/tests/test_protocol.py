@@ -139,6 +139,48 @@ def test_clear_drops_entries(recorder):
     assert len(rec.misses) == 2
 
 
+def test_discard_drops_only_the_entries_of_that_check():
+    def check_for(n):
+        return lambda L: L["a"] == n
+
+    checks = {n: check_for(n) for n in range(3)}
+
+    def cb(frame, cache):
+        if frame.f_code is add.__code__:
+            a = frame.f_locals["a"]
+            return fe.GuardedCode(checks[a], add_replaced.__code__, a)
+        return None
+
+    with fe.callback(cb):
+        for n in range(3):
+            add(n, 0)
+        assert fe.discard(add, checks[1]) is True
+        assert [e.payload for e in fe.cache_entries(add)] == [2, 0]
+        assert fe.discard(add, checks[1]) is False
+        assert add(1, 0) == ("replaced", 1, 0)  # a miss again: compiled anew
+    assert [e.payload for e in fe.cache_entries(add)] == [1, 2, 0]
+    assert fe.discard(add_replaced, checks[0]) is False  # no cache at all
+
+
+def test_discard_from_inside_a_check_is_a_miss_not_a_crash():
+    calls = []
+
+    def check(L):
+        calls.append(1)
+        fe.discard(add, check)  # what a weakref callback fired by a GC pass here would do
+        return True
+
+    def cb(frame, cache):
+        if frame.f_code is add.__code__:
+            return fe.GuardedCode(check if not calls else fe.always_true, add_replaced.__code__)
+        return None
+
+    with fe.callback(cb):
+        add(1, 2)  # miss: stored and run
+        assert add(1, 2) == ("replaced", 1, 2)  # the check discards itself, then hits
+    assert [e.check_fn for e in fe.cache_entries(add)] == []
+
+
 def test_run_only_uses_cache_and_never_calls_callback(recorder):
     rec = recorder(add, add_replaced, check_fn=lambda L: L["a"] == 1)
     with fe.callback(rec):

@@ -82,6 +82,11 @@ def reset() -> None:
     _registry.clear()
 
 
+def discard(code_or_fn: Any, check_fn: Any) -> bool:
+    """Drop the cache entries of one code object whose check is ``check_fn``; whether any were."""
+    return _C.discard(_code_of(code_or_fn), check_fn)
+
+
 def skip(code_or_fn: Any) -> None:
     """Never intercept this code object (its cache is dropped)."""
     _C.skip(_code_of(code_or_fn))

@@ -27,6 +27,10 @@
 #error "framejit.frameeval supports CPython 3.11, 3.12 and 3.13 only (frame layout is version-specific)"
 #endif
 
+#ifdef Py_GIL_DISABLED
+#error "framejit.frameeval does not support free-threaded CPython (3.13t): its caches rely on the GIL"
+#endif
+
 #define Py_BUILD_CORE 1
 #include "internal/pycore_frame.h"
 #undef Py_BUILD_CORE
@@ -256,8 +260,13 @@ static int fe_set_extra(PyObject *code, void *extra) {
         fe_extra_free(extra);
         return -1;
     }
-    /* _PyCode_SetExtra runs fe_extra_free on the previous value. */
-    return FE_CODE_SET_EXTRA(code, fe_extra_index, extra);
+    /* _PyCode_SetExtra runs fe_extra_free on the previous value.  When it fails (no memory
+     * for the extras holder) it has stored nothing: the new value is ours to free. */
+    if (FE_CODE_SET_EXTRA(code, fe_extra_index, extra) < 0) {
+        fe_extra_free(extra);
+        return -1;
+    }
+    return 0;
 }
 
 /* Insert (check_fn, code, payload) as the most recent entry, evicting the least recently
@@ -1425,6 +1434,42 @@ static PyObject *fe_py_clear(PyObject *self, PyObject *code) {
     Py_RETURN_NONE;
 }
 
+/* discard(code, check_fn) -> bool: drop the entries of `code` whose check is `check_fn`.
+ * Called when a check's watched objects die, possibly from a GC pass inside a lookup: the
+ * generation bump makes a running lookup stop trusting its index. */
+static PyObject *fe_py_discard(PyObject *self, PyObject *args) {
+    PyObject *code, *check_fn;
+    if (!PyArg_ParseTuple(args, "OO:discard", &code, &check_fn) || fe_check_code(code) < 0) {
+        return NULL;
+    }
+    void *extra = fe_get_extra((PyCodeObject *)code);
+    if (extra == NULL || extra == FE_SKIP_MARK) {
+        Py_RETURN_FALSE;
+    }
+    fe_cache *cache = (fe_cache *)extra;
+    fe_entry *dropped = PyMem_Malloc((size_t)(cache->n ? cache->n : 1) * sizeof(fe_entry));
+    if (dropped == NULL) {
+        return PyErr_NoMemory();
+    }
+    int kept = 0, ndropped = 0;
+    for (int i = 0; i < cache->n; i++) {
+        if (cache->entries[i].check_fn == check_fn) {
+            dropped[ndropped++] = cache->entries[i];
+        }
+        else {
+            cache->entries[kept++] = cache->entries[i];
+        }
+    }
+    cache->n = kept;
+    fe_generation++;
+    /* References are released only now that the cache is consistent (finalizers run code). */
+    for (int i = 0; i < ndropped; i++) {
+        fe_entry_clear(&dropped[i]);
+    }
+    PyMem_Free(dropped);
+    return PyBool_FromLong(ndropped > 0);
+}
+
 static PyObject *fe_py_skip(PyObject *self, PyObject *code) {
     if (fe_check_code(code) < 0) {
         return NULL;
@@ -1493,6 +1538,7 @@ static PyMethodDef fe_methods[] = {
     {"get_callback", fe_py_get_callback, METH_NOARGS, "this thread's callback setting"},
     {"cache_entries", fe_py_entries, METH_O, "list of CacheEntry for a code object"},
     {"clear", fe_py_clear, METH_O, "drop a code object's cache and skip mark"},
+    {"discard", fe_py_discard, METH_VARARGS, "discard(code, check_fn): drop those entries"},
     {"skip", fe_py_skip, METH_O, "never intercept this code object"},
     {"is_skipped", fe_py_is_skipped, METH_O, "whether a code object is marked skip"},
     {"set_cache_limit", fe_py_set_cache_limit, METH_O, "set the per-code limit; returns previous"},

@@ -33,6 +33,12 @@ def check_supported(version: tuple[int, int] | None = None) -> None:
             f"{sys.implementation.name} {version[0]}.{version[1]}. The hook reads CPython's "
             "internal frame layout, which changes every release: use a supported interpreter."
         )
+    if sysconfig.get_config_var("Py_GIL_DISABLED"):
+        raise UnsupportedPython(
+            f"framejit.frameeval does not support free-threaded CPython ({version[0]}.{version[1]}t, "
+            "built with --disable-gil): the hook and its per-code caches rely on the GIL. Use the "
+            "default (GIL) build of the same Python."
+        )
 
 
 def source_sha256() -> str:

@@ -27,6 +27,8 @@ string of user code is executed.  The function gets ``code_parts``,
 ``verbose_code_parts``, ``failure_reason``, ``failure_reasons``, ``guards``, ``closure_vars``
 and ``source`` attributes.  The two failure functions re-check guard by guard in plain Python
 (the mirror), so they cost nothing on the hit path: callers use them only after a miss.
+``invalidated`` / ``on_invalidate`` (``lifetime.py``): the check dies with the objects its
+ID_MATCH guards hold weakly.
 """
 
 from __future__ import annotations
@@ -35,14 +37,16 @@ import builtins
 import itertools
 import linecache
 import re
+import weakref
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 from typing import Any
 
 import torch
 
-from .guard import Guard
+from .guard import Guard, GuardKind
 from .kinds import CodePart, handler_for, origin_suffix
+from .lifetime import watch_held
 from .mirror import guard_failure, iter_failures
 from .source import SOURCE_HELPERS, builtins_dict
 
@@ -172,6 +176,8 @@ def compile_guards(guards: Iterable[Guard], global_scope: dict[str, Any]) -> Any
 
     def failure_reason(L: dict[str, Any]) -> str | None:
         """The first failing guard, with detail; None when the check passes."""
+        if check_fn.invalidated is not None:
+            return f"the guards were invalidated: {check_fn.invalidated}"
         if check_fn(L):
             return None
         for g in failure_order:
@@ -182,6 +188,8 @@ def compile_guards(guards: Iterable[Guard], global_scope: dict[str, Any]) -> Any
 
     def failure_reasons(L: dict[str, Any]) -> list[str]:
         """Every failing guard, in check order, each with the user line that created it."""
+        if check_fn.invalidated is not None:
+            return [f"the guards were invalidated: {check_fn.invalidated}"]
         if check_fn(L):
             return []
         found = [
@@ -202,4 +210,6 @@ def compile_guards(guards: Iterable[Guard], global_scope: dict[str, Any]) -> Any
     }
     check_fn.source = source
     check_fn.global_scope = global_scope
+    weakref.finalize(check_fn, linecache.cache.pop, filename, None)
+    watch_held(check_fn, [g.value for g in unique if g.kind is GuardKind.ID_MATCH])
     return check_fn

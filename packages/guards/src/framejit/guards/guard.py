@@ -6,6 +6,9 @@ list, ...) is snapshotted when the Guard is created, so later mutation of the tr
 object does not change the guard.  Each kind's meaning lives in ``kinds.py``; invalid
 values (a non-tensor for TENSOR_MATCH, a constant that cannot be rendered safely)
 raise ``TypeError``/``ValueError`` here, at creation, with the fix in the message.
+Once snapshotted, ``value`` is replaced by what the guard keeps (``lifetime.py``): None
+where the snapshot is enough, a ``Held`` (weak where possible) for ID_MATCH, the value
+itself for literals and specs — so a guard never pins the model or tensor it checks.
 """
 
 from __future__ import annotations
@@ -54,7 +57,9 @@ class Guard:
         if self.source is not None and not isinstance(self.source, Source):
             raise TypeError(f"source must be a Source or None, got {type(self.source).__name__}")
         object.__setattr__(self, "dynamic_dims", frozenset(self.dynamic_dims))
-        object.__setattr__(self, "expected", handler_for(self.kind).prepare(self))
+        handler = handler_for(self.kind)
+        object.__setattr__(self, "expected", handler.prepare(self))
+        object.__setattr__(self, "value", handler.retain(self))
 
     def dedup_key(self) -> tuple:
         """Guards with equal keys check the same thing; compile_guards keeps one."""

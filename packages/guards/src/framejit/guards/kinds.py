@@ -8,6 +8,9 @@ Each handler has four jobs:
 - ``emit(guard, ctx)``: the code parts (Python conditions over ``L``/``G`` and the
   closure variables that ``ctx.bind`` allocates) — TENSOR_MATCH instead hands its
   spec to ``ctx.add_tensor`` so all tensors are checked in one batched call;
+- ``retain(guard)``: what the Guard keeps of the traced value once ``prepare`` has run
+  (``lifetime.py``: nothing where the snapshot says it all, never a strong reference
+  to a user object except by the rule written there);
 - ``mirror(guard, L, G)``: the same condition in plain Python, evaluated through
   ``Source.get`` rather than generated code; returns None when it holds, else a
   readable reason.  The mirror is the differential oracle for the generated check
@@ -34,6 +37,7 @@ from .global_state import (
     is_torch_function_enabled,
 )
 from .guard import Guard, GuardKind
+from .lifetime import Held
 from .literals import check_key_literal, is_literal, render_literal
 from .shape_expr import ShapeExpr
 from .source import AttrSource, GlobalStateSource, Source
@@ -95,6 +99,9 @@ class Handler:
     def key(self, guard: Guard) -> Any:
         return guard.expected
 
+    def retain(self, guard: Guard) -> Any:
+        return guard.value  # specs and literals: small, and never user objects
+
     def emit(self, guard: Guard, ctx: Any) -> list[str]:
         raise NotImplementedError
 
@@ -118,6 +125,9 @@ class TensorMatch(Handler):
         if isinstance(guard.value, TensorSpec):
             return guard.value
         return TensorSpec.capture(guard.value, guard.dynamic_dims)
+
+    def retain(self, guard):
+        return guard.expected  # the spec, never the tensor
 
     def emit(self, guard, ctx):
         ctx.defer(("tensors",), guard)
@@ -151,6 +161,9 @@ class TypeMatch(Handler):
         _source_of(guard)
         return type(guard.value)
 
+    def retain(self, guard):
+        return None  # the snapshot in ``expected`` is the whole check
+
     def key(self, guard):
         return id(guard.expected)
 
@@ -174,7 +187,10 @@ class IdMatch(Handler):
 
     def prepare(self, guard):
         _source_of(guard)
-        return id(guard.value)  # the Guard holds guard.value, so this id cannot be reused
+        return id(guard.value)  # unique while Held keeps it, or until the check is invalidated
+
+    def retain(self, guard):
+        return Held(guard.value, short_repr(guard.value))
 
     def emit(self, guard, ctx):
         return [f"id({guard.source.name()}) == {guard.expected}"]
@@ -183,7 +199,7 @@ class IdMatch(Handler):
         actual = guard.source.get(L, G)
         if id(actual) == guard.expected:
             return None
-        return f"{guard.source.name()} is not the traced object {short_repr(guard.value)}  (actual: {short_repr(actual)})"
+        return f"{guard.source.name()} is not the traced object {guard.value.description}  (actual: {short_repr(actual)})"
 
 
 class EqualsMatch(Handler):
@@ -199,7 +215,7 @@ class EqualsMatch(Handler):
         return guard.value
 
     def key(self, guard):
-        return (type(guard.value), render_literal(guard.value))
+        return (type(guard.expected), render_literal(guard.expected))
 
     def emit(self, guard, ctx):
         x, v = guard.source.name(), guard.expected
@@ -234,6 +250,9 @@ class LengthCheck(Handler):
         _source_of(guard)
         return guard.value if type(guard.value) is int else len(guard.value)
 
+    def retain(self, guard):
+        return None  # the snapshot in ``expected`` is the whole check
+
     def emit(self, guard, ctx):
         return [f"len({guard.source.name()}) == {guard.expected}"]
 
@@ -256,6 +275,9 @@ class DictKeys(Handler):
             check_key_literal(k)
         return tuple(keys)
 
+    def retain(self, guard):
+        return None  # the snapshot in ``expected`` is the whole check
+
     def key(self, guard):
         return render_literal(guard.expected)
 
@@ -273,6 +295,13 @@ class DictKeys(Handler):
 class NotNone(Handler):
     rank = 2
 
+    def prepare(self, guard):
+        _source_of(guard)
+        return None  # the value only had to be (or not be) None
+
+    def retain(self, guard):
+        return None  # the snapshot in ``expected`` is the whole check
+
     def key(self, guard):
         return None
 
@@ -289,6 +318,13 @@ class NotNone(Handler):
 
 class IsNone(Handler):
     rank = 2
+
+    def prepare(self, guard):
+        _source_of(guard)
+        return None  # the value only had to be (or not be) None
+
+    def retain(self, guard):
+        return None  # the snapshot in ``expected`` is the whole check
 
     def key(self, guard):
         return None

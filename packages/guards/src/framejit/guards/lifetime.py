@@ -1,0 +1,113 @@
+"""What a guard keeps of the traced object, and what happens to a check when that object dies.
+
+Guards hold what they check, never the traced objects themselves, so compiled code does not
+keep a dropped model or its inputs alive:
+
+- TENSOR_MATCH keeps a TensorSpec (properties), TYPE_MATCH the type, LENGTH_CHECK and
+  DICT_KEYS the length and the keys; the traced value is dropped once snapshotted.
+- ID_MATCH keeps the id plus a weak reference.  When the object dies, every check function
+  built on it is invalidated (it returns False from then on, so a reused id can never hit)
+  and its ``on_invalidate`` callbacks run (graphcapture drops the cache entry there).
+- The rule where no weak reference is possible (int, str, tuple, list, dict, None, ...
+  instances of classes without ``__weakref__``): ID_MATCH keeps a strong reference, the only
+  way an id stays unique.  Such objects are constants and small containers in practice.
+"""
+
+from __future__ import annotations
+
+import logging
+import weakref
+from typing import Any
+
+log = logging.getLogger("framejit.guards")
+
+
+class Held:
+    """The object an ID_MATCH guard was traced on: weakly when possible, else strongly."""
+
+    __slots__ = ("_ref", "_strong", "description")
+
+    def __init__(self, obj: Any, description: str) -> None:
+        self.description = description
+        try:
+            self._ref: weakref.ref | None = weakref.ref(obj)
+            self._strong = None
+        except TypeError:  # no __weakref__: the rule above
+            self._ref = None
+            self._strong = obj
+
+    @property
+    def is_weak(self) -> bool:
+        return self._ref is not None
+
+    def get(self) -> Any:
+        """The object, or None once it has been freed."""
+        return self._ref() if self._ref is not None else self._strong
+
+    def watch(self, callback: Any) -> weakref.ref | None:
+        """A weak reference calling ``callback`` when the object dies (None: held strongly)."""
+        obj = self.get()
+        if self._ref is None or obj is None:
+            return None
+        return weakref.ref(obj, callback)
+
+
+_dead_codes: dict[int, Any] = {}
+
+
+def _dead_code(n_free: int) -> Any:
+    """The code of ``lambda L: False`` with ``n_free`` free variables (to swap into a check)."""
+    found = _dead_codes.get(n_free)
+    if found is None:
+        names = [f"___v{i}" for i in range(n_free)]
+        refs = ", ".join(names) + ("," if names else "")
+        src = (
+            f"def ___make({', '.join(names)}):\n"
+            "    def guard(L):\n"
+            "        return False\n"
+            f"        ({refs})\n"  # unreachable: only makes the names free variables
+            "    return guard\n"
+        )
+        scope: dict[str, Any] = {}
+        exec(compile(src, "<framejit dead guard>", "exec"), scope)
+        found = scope["___make"](*([None] * n_free)).__code__
+        _dead_codes[n_free] = found
+    return found
+
+
+def watch_held(check_fn: Any, held: list[Held]) -> None:
+    """Invalidate ``check_fn`` when any weakly held object dies (see the module docstring)."""
+    check_fn.invalidated = None  # the reason, once invalidated
+    check_fn.on_invalidate = []
+    fn_ref = weakref.ref(check_fn)
+    refs = []
+    for h in held:
+        if h.is_weak and h.get() is None:
+            invalidate(check_fn, f"{h.description} was freed before the guards were built")
+            return
+
+        def died(_ref, description=h.description):
+            fn = fn_ref()
+            if fn is not None:
+                invalidate(fn, f"{description} was freed")
+
+        ref = h.watch(died)
+        if ref is not None:
+            refs.append(ref)
+    check_fn.watched = refs  # the weak references must live as long as the check
+
+
+def invalidate(check_fn: Any, reason: str) -> None:
+    """Make ``check_fn`` always fail and run its ``on_invalidate`` callbacks (once)."""
+    if getattr(check_fn, "invalidated", None) is not None:
+        return
+    check_fn.invalidated = reason
+    check_fn.__code__ = _dead_code(len(check_fn.__code__.co_freevars))
+    check_fn.watched = []
+    for callback in list(getattr(check_fn, "on_invalidate", ())):
+        try:
+            callback(check_fn)
+        except Exception:  # runs from a weakref callback: nobody could catch it
+            log.exception("framejit: an on_invalidate callback failed")
+    check_fn.on_invalidate = []
+    log.debug("guards invalidated: %s", reason)
