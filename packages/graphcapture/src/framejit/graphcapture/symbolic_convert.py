@@ -190,8 +190,17 @@ class InstructionTranslatorBase:
         if name in self.f_globals:
             return wrap(self, self.f_globals[name], self.global_source(name))
         if name in self.f_builtins:
+            self.guard_global_absent(name)
             return wrap(self, self.f_builtins[name], None)
         raise Unsupported(f"NameError: name {name!r} is not defined")
+
+    def guard_global_absent(self, name: str) -> None:
+        """A builtin was read: a global of that name defined later would shadow it.  Module
+        globals are guarded as `not hasattr(module, name)`; a namespace that is no module's
+        (exec) cannot be, and is left unguarded."""
+        source = self.root.module_alias_source(self.f_globals, name)
+        if source is not None:
+            self.output.add_guard(source, GuardKind.HASATTR, False, origin=self.origin())
 
     def STORE_GLOBAL(self, inst):
         value = self.pop()

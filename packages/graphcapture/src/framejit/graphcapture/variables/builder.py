@@ -288,6 +288,14 @@ def wrap_parameter(
     ):
         raise Unsupported(f"parameter/buffer of type {type(value).__name__}")
     _guard(tx, source, GuardKind.ID_MATCH, value)
+    # the same tensor object may have had requires_grad flipped (requires_grad_(False)):
+    # the trace folds the flag (`if self.w.requires_grad:`) and the graph's autograd uses it
+    _guard(
+        tx,
+        AttrSource(source, "requires_grad") if source else None,
+        GuardKind.EQUALS_MATCH,
+        value.requires_grad,
+    )
     node = tx.output.get_attr(
         source if source is not None else AttrSource(module_vt.source, name), value
     )

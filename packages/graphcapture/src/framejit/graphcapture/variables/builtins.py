@@ -352,6 +352,7 @@ def _getattr(tx, obj, name, default=None):
         return obj.var_getattr(tx, attr)
     except Unsupported as e:
         if "AttributeError" in e.reason or "has no attribute" in e.reason:
+            _guard_absent(tx, obj, attr)
             return default
         raise
 
@@ -363,8 +364,25 @@ def _hasattr(tx, obj, name):
         return ConstantVariable(True)
     except Unsupported as e:
         if "AttributeError" in e.reason or "has no attribute" in e.reason:
+            _guard_absent(tx, obj, attr)
             return ConstantVariable(False)
         raise
+
+
+def _guard_absent(tx, obj, attr: str) -> None:
+    """hasattr() False / getattr()'s default: the attribute must still be missing (an
+    attribute or a buffer added later changes the answer).  Present attributes are guarded
+    by their value's own guards."""
+    source = getattr(obj, "source", None)
+    if source is None:
+        if getattr(obj, "mutable", False):
+            return  # made by the trace itself: nothing outside can add the attribute
+        raise Unsupported(f"hasattr/getattr default on {obj}, which cannot be guarded")
+    from framejit.guards import GuardKind
+
+    from ..sources import AttrSource
+
+    tx.output.add_guard(AttrSource(source, attr), GuardKind.HASATTR, False, origin=tx.origin())
 
 
 def _setattr(tx, obj, name, value):

@@ -246,9 +246,13 @@ class UserMethodVariable(VariableTracker):
         return types.MethodType
 
     def call_function(self, tx, args, kwargs) -> VariableTracker:
-        # A method found on the (guarded) object's class: its defaults are taken as they are
-        # now, unguarded (replacing __defaults__ of a class's method is not supported).
+        # With a source (obj.name), the function is guarded (`obj.name.__func__ is fn`: the
+        # instance or the class may rebind it) and so are its defaults, read under it.
         fn_source = AttrSource(self.source, "__func__") if self.source is not None else None
+        if fn_source is not None:
+            from framejit.guards import GuardKind
+
+            tx.output.add_guard(fn_source, GuardKind.ID_MATCH, self.value, origin=tx.origin())
         return UserFunctionVariable(self.value, fn_source).call_function(
             tx, [self.obj, *args], kwargs
         )

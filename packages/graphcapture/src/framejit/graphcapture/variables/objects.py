@@ -84,13 +84,14 @@ class GetAttrMixin:
             cls_vt = UserDefinedClassVariable(cls)
             return UserMethodVariable(class_attr.__func__, cls_vt)
         if isinstance(class_attr, types.FunctionType):
-            return UserMethodVariable(class_attr, self)
+            return UserMethodVariable(class_attr, self, source)
         if hasattr(class_attr, "__get__") and not is_constant_value(class_attr):
             raise Unsupported(f"descriptor {name!r} of {cls.__name__}")
         return wrap(tx, class_attr, source)
 
 
 _MISSING = object()
+_MODULE_CALL = torch.nn.Module.__call__
 
 
 def _class_lookup(cls: type, name: str):
@@ -132,25 +133,75 @@ class NNModuleVariable(GetAttrMixin, ConcreteValueVariable):
         return self._lookup(tx, name)
 
     def call_function(self, tx, args, kwargs) -> VariableTracker:
+        """`module(*args)`: a class's own __call__ if it overrides nn.Module's, else
+        nn.Module's call (hooks and forward) traced."""
+        call = type(self.value).__call__
+        if call is not _MODULE_CALL:
+            if not isinstance(call, types.FunctionType):
+                raise Unsupported(f"{type(self.value).__name__}.__call__ is not a Python function")
+            return UserMethodVariable(call, self).call_function(tx, args, kwargs)
+        return self.call_module(tx, args, kwargs)
+
+    def call_module(self, tx, args: list, kwargs: dict) -> VariableTracker:
+        """What nn.Module.__call__ does: forward pre-hooks, forward, forward hooks."""
         module = self.value
-        hooks = (
-            module._forward_hooks,
-            module._forward_pre_hooks,
-            module._backward_hooks,
-            module._backward_pre_hooks,
-            torch.nn.modules.module._global_forward_hooks,
-            torch.nn.modules.module._global_forward_pre_hooks,
-            torch.nn.modules.module._global_backward_hooks,
-            torch.nn.modules.module._global_backward_pre_hooks,
-        )
-        if any(hooks):
-            raise Unsupported(f"nn.Module hooks on {type(module).__name__}")
+        mm = torch.nn.modules.module
+        if (
+            module._backward_hooks
+            or module._backward_pre_hooks
+            or mm._global_backward_hooks
+            or mm._global_backward_pre_hooks
+        ):
+            raise Unsupported(f"backward hooks on {type(module).__name__}")
+        if module._forward_hooks_with_kwargs or module._forward_pre_hooks_with_kwargs:
+            raise Unsupported(f"forward hooks with kwargs on {type(module).__name__}")
+        pre_hooks = self._hooks(tx, "_forward_pre_hooks")
+        post_hooks = self._hooks(tx, "_forward_hooks")
+        for hook in pre_hooks:
+            result = hook.call_function(tx, [self, TupleVariable(list(args))], {})
+            if not (result.is_python_constant() and result.as_python_constant() is None):
+                args = result.unpack(tx) if isinstance(result, TupleVariable) else [result]
+        output = self._call_forward(tx, args, kwargs)
+        for hook in post_hooks:
+            result = hook.call_function(tx, [self, TupleVariable(list(args)), output], {})
+            if not (result.is_python_constant() and result.as_python_constant() is None):
+                output = result
+        return output
+
+    def _hooks(self, tx, table: str) -> list[VariableTracker]:
+        """The global then the module's hooks of one kind, with their dicts' keys guarded
+        (a hook added or removed later must not leave the compiled code stale)."""
+        from framejit.guards import GuardKind
+
+        from .builder import wrap
+
+        mm = torch.nn.modules.module
+        found = []
+        global_table = getattr(mm, "_global" + table)
+        global_source = tx.root.module_alias_source(vars(mm), "_global" + table)
+        own_source = AttrSource(self.source, table) if self.source is not None else None
+        for hooks, source in (
+            (global_table, global_source),
+            (getattr(self.value, table), own_source),
+        ):
+            if source is not None:
+                tx.output.add_guard(source, GuardKind.DICT_KEYS, hooks, origin=tx.origin())
+            elif hooks:
+                raise Unsupported(f"hooks on {type(self.value).__name__} that cannot be guarded")
+            for key, hook in hooks.items():
+                found.append(wrap(tx, hook, ItemSource(source, key) if source else None))
+        return found
+
+    def _call_forward(self, tx, args, kwargs) -> VariableTracker:
+        module = self.value
         if "forward" in module.__dict__:
             return self.var_getattr(tx, "forward").call_function(tx, args, kwargs)
         forward = type(module).forward
         if not isinstance(forward, types.FunctionType):
             raise Unsupported(f"{type(module).__name__}.forward is not a Python function")
-        return UserMethodVariable(forward, self).call_function(tx, args, kwargs)
+        # `module.forward.__func__ is forward`: neither instance nor class rebound it since
+        source = AttrSource(self.source, "forward") if self.source is not None else None
+        return UserMethodVariable(forward, self, source).call_function(tx, args, kwargs)
 
     def call_method(self, tx, name: str, args, kwargs) -> VariableTracker:
         if name in ("parameters", "buffers", "children", "modules") and not args and not kwargs:
@@ -166,50 +217,59 @@ class NNModuleVariable(GetAttrMixin, ConcreteValueVariable):
     def _collect(self, tx, what: str) -> list[VariableTracker]:
         return [v for _, v in self._collect_named(tx, what)]
 
+    def table(self, tx, name: str) -> dict:
+        """`_parameters`, `_buffers` or `_modules`, for a trace that depends on its keys and
+        their order (iteration, indexing by position): the keys are guarded."""
+        from framejit.guards import GuardKind
+
+        value = self.value.__dict__[name]
+        if self.source is not None:
+            tx.output.add_guard(
+                AttrSource(self.source, name), GuardKind.DICT_KEYS, value, origin=tx.origin()
+            )
+        return value
+
     def _collect_named(self, tx, what: str) -> list[tuple[str, VariableTracker]]:
+        modules = self.table(tx, "_modules")
         if what == "children":
-            return [(k, self.var_getattr(tx, k)) for k in self.value._modules]
-        if what == "parameters" and not self.value._modules:
-            return [
-                (k, self.var_getattr(tx, k))
-                for k, v in self.value._parameters.items()
-                if v is not None
-            ]
-        if what == "buffers" and not self.value._modules:
-            return [
-                (k, self.var_getattr(tx, k))
-                for k, v in self.value._buffers.items()
-                if v is not None
-            ]
+            return [(k, self.var_getattr(tx, k)) for k, v in modules.items() if v is not None]
         if what == "modules":
             out = [("", self)]
-            for k in self.value._modules:
+            for k, v in modules.items():
+                if v is None:
+                    continue
                 child = self.var_getattr(tx, k)
                 out.extend(
                     (f"{k}.{n}" if n else k, m) for n, m in child._collect_named(tx, "modules")
                 )
             return out
-        out = []
-        seen: set[int] = set()
-        for k, v in getattr(self.value, f"_{what}").items():
-            if v is not None and id(v) not in seen:
-                seen.add(id(v))
-                out.append((k, self.var_getattr(tx, k)))
-        for k in self.value._modules:
+        seen: set[int] = set()  # a parameter shared by two modules is listed once, as eager
+        return [
+            (name, owner.var_getattr(tx, key))
+            for name, owner, key, value in self._members(tx, what, "")
+            if not (id(value) in seen or seen.add(id(value)))
+        ]
+
+    def _members(self, tx, what: str, prefix: str) -> list:
+        """(qualified name, owning module's tracker, key, real value) of every parameter or
+        buffer, this module's first, then its children's in order."""
+        out = [
+            (prefix + k, self, k, v) for k, v in self.table(tx, f"_{what}").items() if v is not None
+        ]
+        for k, child_module in self.table(tx, "_modules").items():
+            if child_module is None:
+                continue
             child = self.var_getattr(tx, k)
             if isinstance(child, NNModuleVariable):
-                for n, v in child._collect_named(tx, what):
-                    if id(v) not in seen:
-                        seen.add(id(v))
-                        out.append((f"{k}.{n}", v))
+                out.extend(child._members(tx, what, f"{prefix}{k}."))
         return out
 
     def unpack(self, tx) -> list[VariableTracker]:
         module = self.value
         if isinstance(module, (torch.nn.Sequential, torch.nn.ModuleList)):
-            return [self.var_getattr(tx, k) for k in module._modules]
+            return [self.var_getattr(tx, k) for k in self.table(tx, "_modules")]
         if isinstance(module, torch.nn.ModuleDict):
-            return [ConstantVariable(k) for k in module._modules]
+            return [ConstantVariable(k) for k in self.table(tx, "_modules")]
         raise Unsupported(f"iteration over {type(module).__name__}")
 
     def getitem(self, tx, index: VariableTracker) -> VariableTracker:
@@ -218,7 +278,7 @@ class NNModuleVariable(GetAttrMixin, ConcreteValueVariable):
         if isinstance(module, torch.nn.ModuleDict):
             return self.var_getattr(tx, key)
         if isinstance(module, (torch.nn.Sequential, torch.nn.ModuleList)):
-            keys = list(module._modules)
+            keys = list(self.table(tx, "_modules"))
             if isinstance(key, slice):
                 raise Unsupported("slicing a Sequential/ModuleList")
             return self.var_getattr(tx, keys[key])
@@ -284,10 +344,22 @@ class SuperVariable(VariableTracker):
         for klass in mro[mro.index(self.cls) + 1 :]:
             if name in klass.__dict__:
                 attr = klass.__dict__[name]
+                if attr is _MODULE_CALL and isinstance(self.obj, NNModuleVariable):
+                    return _ModuleCall(self.obj)
                 if isinstance(attr, types.FunctionType):
                     return UserMethodVariable(attr, self.obj)
                 raise Unsupported(f"super().{name} is not a plain method")
         raise Unsupported(f"AttributeError: super() has no {name!r}")
+
+
+class _ModuleCall(VariableTracker):
+    """`super().__call__` reaching nn.Module's: hooks and forward, traced."""
+
+    def __init__(self, module: NNModuleVariable):
+        self.module = module
+
+    def call_function(self, tx, args, kwargs) -> VariableTracker:
+        return self.module.call_module(tx, args, kwargs)
 
 
 class GradModeVariable(VariableTracker):

@@ -1,0 +1,342 @@
+"""Every fact the trace folds about a module, function or global is guarded.
+
+Each test compiles, calls, changes the fact, and calls again: the second result must be
+eager's (a fold without its guard keeps the first answer, silently).  The bugs of
+issue 10 are here as regression tests.
+"""
+
+from __future__ import annotations
+
+import enum
+import sys
+import types
+
+import pytest
+import torch
+from torch import nn
+
+from framejit import graphcapture as fj
+from framejit.graphcapture import events
+
+
+def same(fn, compiled, *args):
+    torch.testing.assert_close(compiled(*args), fn(*args))
+
+
+def call_through(mod):
+    """A function calling the module: the module's call is inlined in the caller's trace."""
+
+    def f(x):
+        return mod(x) + 1
+
+    return f
+
+
+ENTRY_POINTS = {
+    "module": lambda mod: (mod, fj.compile(mod)),
+    "caller": lambda mod: (call_through(mod), fj.compile(call_through(mod))),
+}
+
+
+@pytest.fixture(params=sorted(ENTRY_POINTS))
+def entry(request):
+    return ENTRY_POINTS[request.param]
+
+
+class Doubler(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+def tripled(self, x):
+    return x * 3
+
+
+def test_forward_replaced_on_the_instance(entry):
+    mod = Doubler()
+    fn, compiled = entry(mod)
+    x = torch.randn(3)
+    same(fn, compiled, x)
+    mod.forward = types.MethodType(tripled, mod)
+    same(fn, compiled, x)
+    del mod.forward
+    same(fn, compiled, x)
+
+
+def test_forward_replaced_on_the_class(entry):
+    class Local(nn.Module):
+        def forward(self, x):
+            return x - 1
+
+    mod = Local()
+    fn, compiled = entry(mod)
+    x = torch.randn(3)
+    same(fn, compiled, x)
+    Local.forward = tripled
+    same(fn, compiled, x)
+
+
+class Scaled(nn.Linear):
+    """Overrides __call__ and calls nn.Module's through super()."""
+
+    def __init__(self):
+        super().__init__(4, 4)
+        self.k = 3.0
+
+    def __call__(self, x):
+        return super().__call__(x) * self.k
+
+
+class CallOnly(nn.Module):
+    def forward(self, x):
+        return x + 100
+
+    def __call__(self, x):
+        return x * 5
+
+
+@pytest.mark.parametrize("cls", [Scaled, CallOnly])
+def test_call_override_is_honoured(entry, cls):
+    torch.manual_seed(0)
+    mod = cls()
+    fn, compiled = entry(mod)
+    x = torch.randn(2, 4)
+    same(fn, compiled, x)
+    same(fn, compiled, x)
+
+
+class TwoParams(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.a = nn.Parameter(torch.tensor([1.0, 2.0]))
+        self.b = nn.Parameter(torch.tensor([3.0]))
+        self.register_buffer("c", torch.tensor([4.0, 5.0, 6.0]))
+        self.register_buffer("d", torch.tensor([7.0]))
+        self.first = nn.Linear(2, 2)
+        self.second = nn.Identity()
+
+    def forward(self, x):
+        params = torch.cat([p.flatten() for p in self.parameters()])
+        buffers = torch.cat([b.flatten() for b in self.buffers()])
+        names = [name for name, _ in self.named_children()]
+        scale = 1.0 if names[0] == "first" else -1.0
+        return x + params[: x.numel()] * scale + buffers[: x.numel()]
+
+
+@pytest.mark.parametrize("table", ["_parameters", "_buffers", "_modules"])
+def test_iteration_order_of_module_tables(entry, table):
+    mod = TwoParams()
+    fn, compiled = entry(mod)
+    x = torch.randn(2)
+    same(fn, compiled, x)
+    d = getattr(mod, table)
+    items = list(d.items())
+    d.clear()  # the same dict, its keys in the other order
+    d.update(reversed(items))
+    same(fn, compiled, x)
+    # a new dict, the original order
+    object.__setattr__(mod, table, type(d)(items))
+    same(fn, compiled, x)
+
+
+class Gate(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.w = nn.Parameter(torch.ones(3) * 2)
+
+    def forward(self, x):
+        if self.w.requires_grad:
+            return x * self.w
+        return x - self.w
+
+
+def test_requires_grad_flipped(entry):
+    mod = Gate()
+    fn, compiled = entry(mod)
+    x = torch.randn(3)
+    same(fn, compiled, x)
+    mod.w.requires_grad_(False)
+    same(fn, compiled, x)
+
+
+def _helper(x):
+    return x + 1
+
+
+def _other_helper(x):
+    return x * 10
+
+
+class Mode(enum.Enum):
+    A = "a"
+    B = "b"
+
+
+MODE = Mode.A
+
+
+def test_global_function_rebound():
+    global _helper
+
+    def f(x):
+        return _helper(x) - 1
+
+    compiled = fj.compile(f)
+    x = torch.randn(3)
+    original = _helper
+    try:
+        same(f, compiled, x)
+        _helper = _other_helper
+        same(f, compiled, x)
+    finally:
+        _helper = original
+
+
+def test_global_enum_rebound():
+    global MODE
+
+    def f(x):
+        if MODE is Mode.A:
+            return x + 1
+        if MODE == Mode.B:
+            return x * 3
+        return x
+
+    compiled = fj.compile(f)
+    x = torch.randn(3)
+    try:
+        same(f, compiled, x)
+        MODE = Mode.B
+        same(f, compiled, x)
+    finally:
+        MODE = Mode.A
+
+
+class Extra(nn.Module):
+    def forward(self, x):
+        extra = getattr(self, "extra", None)
+        if extra is None:
+            return x
+        return x + extra
+
+
+def test_buffer_added_later_read_with_getattr_default(entry):
+    mod = Extra()
+    fn, compiled = entry(mod)
+    x = torch.randn(3)
+    same(fn, compiled, x)
+    mod.register_buffer("extra", torch.full((3,), 5.0))
+    same(fn, compiled, x)
+
+
+class Settings:
+    pass
+
+
+def test_hasattr_on_an_object_that_gains_the_attribute():
+    cfg = Settings()
+
+    def f(x):
+        if hasattr(cfg, "scale"):
+            return x * cfg.scale
+        return x
+
+    compiled = fj.compile(f)
+    x = torch.randn(3)
+    same(f, compiled, x)
+    cfg.scale = 4.0
+    same(f, compiled, x)
+
+
+class WithDefault(nn.Module):
+    def scale(self, x, k=2.0):
+        return x * k
+
+    def forward(self, x):
+        return self.scale(x)
+
+
+def test_method_default_changed(entry):
+    mod = WithDefault()
+    fn, compiled = entry(mod)
+    x = torch.randn(3)
+    try:
+        same(fn, compiled, x)
+        WithDefault.scale.__defaults__ = (7.0,)
+        same(fn, compiled, x)
+    finally:
+        WithDefault.scale.__defaults__ = (2.0,)
+
+
+def test_builtin_shadowed_by_a_global_later(monkeypatch):
+    module = types.ModuleType("framejit_test_shadowing")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    exec("def f(x):\n    return x + abs(-2)\n", vars(module))
+    f = module.f
+    compiled = fj.compile(f)
+    x = torch.randn(3)
+    same(f, compiled, x)
+    module.abs = lambda v: 100
+    same(f, compiled, x)
+
+
+def _count_graphs(run):
+    seen = []
+    unsubscribe = events.subscribe(seen.append)
+    try:
+        run()
+    finally:
+        unsubscribe()
+    return seen
+
+
+@pytest.mark.parametrize("kind", ["pre", "post", "both"])
+def test_forward_hooks_are_traced(kind):
+    torch.manual_seed(0)
+    inner = nn.Linear(3, 3)
+    if kind in ("pre", "both"):
+        inner.register_forward_pre_hook(lambda m, args: (args[0] * 2,))
+    if kind in ("post", "both"):
+        inner.register_forward_hook(lambda m, args, out: out + args[0])
+
+    def f(x):
+        return inner(x).relu()
+
+    x = torch.randn(2, 3)
+    compiled = fj.compile(f)
+    seen = _count_graphs(lambda: same(f, compiled, x))
+    assert sum(len(r.graphs) for r in seen) == 1
+    assert not [b for r in seen for b in r.graph_breaks]
+
+
+def test_hook_added_after_the_first_call():
+    inner = nn.Linear(3, 3)
+
+    def f(x):
+        return inner(x) * 2
+
+    compiled = fj.compile(f)
+    x = torch.randn(2, 3)
+    same(f, compiled, x)
+    handle = inner.register_forward_hook(lambda m, args, out: out - 10)
+    same(f, compiled, x)
+    handle.remove()
+    same(f, compiled, x)
+
+
+def test_super_after_a_graph_break():
+    """Zero-argument super() in a resume function (was TypeError: super(type, obj))."""
+
+    class Base:
+        def __init__(self, v):
+            self.v = v
+
+    class Child(Base):
+        def __init__(self, v):
+            print("", end="")  # a graph break before super()
+            super().__init__(v * 2)
+
+    def f(x):
+        return x + Child(3).v
+
+    torch.testing.assert_close(fj.compile(f)(torch.zeros(2)), torch.full((2,), 6.0))
