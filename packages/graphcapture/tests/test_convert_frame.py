@@ -11,7 +11,7 @@ import torch.nn.functional as F
 from torch import nn
 
 from framejit import graphcapture as fj
-from framejit.graphcapture.bytecode_cache import original_bytecode
+from framejit.frameeval import bytecode as fbc
 from framejit.graphcapture.instructions import decode
 from framejit.graphcapture.resume import VALUE, make_resume_function
 
@@ -59,7 +59,14 @@ def test_convert_frame_with_a_break_runs_without_the_hook():
         toy_example.__globals__,
         backend=fj.lookup_backend("eager"),
     )
-    assert set(result.record.resume_functions) == {"__resume_at_102_1", "__resume_at_112_2"}
+    # resume after the `if` test and at its target: offsets of this CPython's bytecode
+    insts = decode(toy_example.__code__).insts
+    jump = next(i for i in insts if i.opname == "POP_JUMP_IF_FALSE")
+    offsets = (insts[jump.index + 1].offset, insts[jump.target].offset)
+    assert set(result.record.resume_functions) == {
+        f"__resume_at_{offsets[0]}_1",
+        f"__resume_at_{offsets[1]}_2",
+    }
     fn = _as_function(result.code, toy_example)
     for _ in range(10):
         a, b = torch.randn(10), torch.randn(10)
@@ -68,9 +75,10 @@ def test_convert_frame_with_a_break_runs_without_the_hook():
 
 def test_liveness_at_the_resume_points():
     decoded = decode(toy_example.__code__)
-    assert decoded.live_locals_at(102) == {"b", "x"}
-    assert decoded.live_locals_at(112) == {"b", "x"}
-    assert decoded.live_locals_at(2) == {"a", "b"}
+    jump = next(i for i in decoded.insts if i.opname == "POP_JUMP_IF_FALSE")
+    assert decoded.live_locals_at(jump.index + 1) == {"b", "x"}
+    assert decoded.live_locals_at(jump.target) == {"b", "x"}
+    assert decoded.live_locals_at(1) == {"a", "b"}
 
 
 def test_resume_function_prologue_restores_the_stack():
@@ -78,10 +86,9 @@ def test_resume_function_prologue_restores_the_stack():
         return [x, x + 1, len(y)]
 
     # resume right after `len(y)`'s CALL: stack holds x, x + 1 and the len result
-    call = [i for i in dis.get_instructions(f) if i.opname == "CALL"][-1]
-    after = next(i for i in dis.get_instructions(f) if i.offset > call.offset)
+    call = [i for i in decode(f.__code__).insts if i.opname == "CALL"][-1]
     resume = make_resume_function(
-        f.__code__, after.offset, (VALUE, VALUE, VALUE), (), lambda off: f"__resume_at_{off}_test"
+        f.__code__, call.index + 1, (VALUE, VALUE, VALUE), (), lambda off: f"__resume_at_{off}_test"
     )
     assert resume.code.co_varnames[:3] == ("___stack0", "___stack1", "___stack2")
     fn = types.FunctionType(resume.code, f.__globals__)
@@ -105,15 +112,16 @@ def _python_functions():
     return seen
 
 
-def test_original_bytecode_maps_every_offset():
+def test_decoded_code_maps_every_offset():
     functions = _python_functions()
     assert len(functions) > 200
     for fn in functions:
-        original = original_bytecode(fn.__code__)
+        decoded = decode(fn.__code__)
         for ins in dis.get_instructions(fn.__code__):
-            if ins.opname in ("EXTENDED_ARG", "CACHE"):
+            if ins.opname in ("EXTENDED_ARG", "CACHE", "PRECALL"):
                 continue
-            assert original.instr_at(ins.offset).name == ins.opname, (fn, ins.offset)
+            found = decoded.insts[decoded.index_of_offset[ins.offset]]
+            assert (found.offset, found.realname) == (ins.offset, ins.opname), (fn, ins.offset)
 
 
 def test_reassembled_code_runs_like_the_original():
@@ -127,7 +135,6 @@ def test_reassembled_code_runs_like_the_original():
         F.normalize: (x,),
     }
     for fn in functions:
-        original = original_bytecode(fn.__code__)
-        code = original.new_bytecode(list(original.items)).to_code()
+        code = fbc.reassemble(fn.__code__)
         copy = _as_function(code, fn)
         torch.testing.assert_close(copy(*calls[fn]), fn(*calls[fn]))

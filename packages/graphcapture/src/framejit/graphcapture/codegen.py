@@ -1,17 +1,19 @@
-"""PyCodegen: emits bytecode (as `bytecode.Instr` lists) that rebuilds tracked values.
+"""PyCodegen: emits canonical instructions (`framejit.frameeval.bytecode`) that rebuild values.
 
 Used for the rewritten frame (graph call, side-effect replay, stack/locals rebuild,
 graph-break instruction, resume calls) and by the variable trackers' `reconstruct`.
 A first "collect" pass only records which graph values are needed as graph outputs.
+Calls are emitted as `add_push_null(load the callable)` + args + `call(n)`, which puts the
+NULL where this interpreter wants it (below the callable until 3.12, above it on 3.13).
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import Any
 
-from bytecode import BinaryOp, CellVar, FreeVar, Instr
+from framejit.frameeval import bytecode as fbc
 
-from . import pyversion
 from .sources import emit_load
 
 
@@ -30,12 +32,10 @@ class PyCodegen:
     def collecting(self) -> bool:
         return self.output_index is None
 
-    def emit(self, name: str, arg: Any = None) -> None:
-        kw = {"lineno": self.lineno} if self.lineno is not None else {}
-        if arg is None and name in _NO_ARG:
-            self.insts.append(Instr(name, **kw))
-        else:
-            self.insts.append(Instr(name, arg, **kw))
+    def emit(self, name: str, arg: Any = None, **kw) -> fbc.Inst:
+        ins = fbc.inst(name, arg, lineno=self.lineno, **kw)
+        self.insts.append(ins)
+        return ins
 
     def extend(self, insts: list) -> None:
         self.insts.extend(insts)
@@ -44,29 +44,18 @@ class PyCodegen:
     def load_const(self, value: Any) -> None:
         self.emit("LOAD_CONST", value)
 
-    def _var(self, name: str):
-        if name in self.code.co_cellvars:
-            return CellVar(name)
-        if name in self.code.co_freevars:
-            return FreeVar(name)
-        return None
+    def _is_cell(self, name: str) -> bool:
+        return name in self.code.co_cellvars or name in self.code.co_freevars
 
     def load_local(self, name: str) -> None:
-        var = self._var(name)
-        if var is not None:
-            self.emit("LOAD_DEREF", var)
-        else:
-            self.emit("LOAD_FAST", name)
+        self.emit("LOAD_DEREF" if self._is_cell(name) else "LOAD_FAST", name)
 
     def store_local(self, name: str) -> None:
-        var = self._var(name)
-        if var is not None:
-            self.emit("STORE_DEREF", var)
-        else:
-            self.emit("STORE_FAST", name)
+        self.emit("STORE_DEREF" if self._is_cell(name) else "STORE_FAST", name)
 
     def load_global(self, name: str, push_null: bool = False) -> None:
-        self.insts.append(pyversion.emit_load_global(name, push_null, self.lineno))
+        """LOAD_GLOBAL; with push_null, ready to be called (NULL placed for this version)."""
+        self.emit("LOAD_GLOBAL", name, push_null=push_null)
 
     def store_global(self, name: str) -> None:
         self.emit("STORE_GLOBAL", name)
@@ -84,8 +73,7 @@ class PyCodegen:
         emit_load(self, source)
 
     def load_global_dict(self) -> None:
-        self.push_null()
-        self.load_const(globals)
+        self.add_push_null(lambda: self.load_const(globals))
         self.call(0)
 
     def load_graph_output(self, vt) -> None:
@@ -112,18 +100,54 @@ class PyCodegen:
 
     # ---------------------------------------------------------------- stack ops
     def push_null(self) -> None:
+        """A NULL stack slot as such (rebuilding a saved stack); to call, use add_push_null."""
         self.emit("PUSH_NULL")
+
+    def add_push_null(self, load_callable: Callable[[], None]) -> None:
+        """Load a callable for `call(n)`, with the NULL below it (3.11, 3.12) or above it (3.13)."""
+        if fbc.VERSION.null_after_callable:
+            load_callable()
+            self.push_null()
+        else:
+            self.push_null()
+            load_callable()
 
     def pop_top(self) -> None:
         self.emit("POP_TOP")
 
     def call(self, nargs: int) -> None:
-        """Call with [NULL, callable, *args] on the stack."""
-        self.insts.extend(pyversion.emit_call(nargs, self.lineno))
+        """Call the callable loaded by add_push_null / load_global(push_null) / load_method."""
+        self.emit("CALL", nargs)
 
     def call_method(self, nargs: int) -> None:
-        """Call after LOAD_METHOD (same sequence on 3.11)."""
-        self.insts.extend(pyversion.emit_call(nargs, self.lineno))
+        self.emit("CALL", nargs)
+
+    def call_kw(self, nargs: int, names: tuple[str, ...]) -> None:
+        """Call with the last len(names) of the nargs arguments passed by keyword."""
+        if fbc.VERSION.has_kw_names:
+            self.emit("KW_NAMES", tuple(names))
+            self.emit("CALL", nargs)
+        else:
+            self.load_const(tuple(names))
+            self.emit("CALL_KW", nargs)
+
+    def make_closure(self, code) -> None:
+        """A function of `code` closing over this frame's cells of the same names."""
+        for name in code.co_freevars:
+            self.emit("LOAD_CLOSURE", name)
+        self.build_tuple(len(code.co_freevars))
+        self.load_const(code)
+        if fbc.VERSION.make_function_flags:
+            self.emit("MAKE_FUNCTION", 8)
+        else:
+            self.emit("MAKE_FUNCTION")
+            self.emit("SET_FUNCTION_ATTRIBUTE", 8)
+
+    def jump_if(self, truthy: bool, label) -> None:
+        """Pop the top of stack and jump to `label` when bool(it) == truthy."""
+        if fbc.VERSION.jumps_need_bool:
+            self.emit("TO_BOOL")
+        self.emit("POP_JUMP_IF_TRUE" if truthy else "POP_JUMP_IF_FALSE", jump=label)
 
     def build_tuple(self, n: int) -> None:
         self.emit("BUILD_TUPLE", n)
@@ -143,16 +167,6 @@ class PyCodegen:
     def store_subscr(self) -> None:
         self.emit("STORE_SUBSCR")
 
-    def binary_op(self, op: BinaryOp) -> None:
-        self.emit("BINARY_OP", op)
-
-
-_NO_ARG = {
-    "PUSH_NULL",
-    "POP_TOP",
-    "BINARY_SUBSCR",
-    "STORE_SUBSCR",
-    "RETURN_VALUE",
-    "GET_ITER",
-    "NOP",
-}
+    def binary_op(self, op: int) -> None:
+        """BINARY_OP with an NB_* argument (see opcodes.BINARY_OPS)."""
+        self.emit("BINARY_OP", int(op))

@@ -9,6 +9,7 @@ instruction, which the graph break runs for real.
 
 from __future__ import annotations
 
+import copy
 import itertools
 import logging
 import time
@@ -19,11 +20,11 @@ from typing import Any
 
 import torch
 
+from framejit.frameeval import bytecode as fbc
 from framejit.guards import compile_guards
 
-from . import events, pyversion, resume
+from . import events, opcodes, resume
 from .backends import backend_name
-from .bytecode_cache import original_bytecode
 from .codegen import PyCodegen
 from .config import config
 from .exc import (
@@ -163,7 +164,7 @@ def convert_frame(
                     f'  File "{code.co_filename}", line {restart.lineno}, in {code.co_name}\n'
                     f"    {brk.source_line}"
                 ) from None
-            break_at = (restart.offset, restart.visit)
+            break_at = (restart.index, restart.visit)
             continue
         except SkipFrame as e:
             skip_reason = str(e)
@@ -229,9 +230,9 @@ def _generate(code, f_globals, capture: _Capture, backend, record: CompileRecord
     if inst is not None:
         if code.co_cellvars and _closures_alive(tx):
             raise SkipFrame("graph break while a closure over this frame's locals is alive")
-        if tx.decoded.handler_for(inst.offset) is not None:
+        if tx.decoded.handler_for(inst.index) is not None:
             raise SkipFrame("graph break inside a try/with block")
-        effect = pyversion.break_stack_effect(inst.opname, inst.arg)
+        effect = opcodes.break_stack_effect(inst)
         if effect is None:
             raise SkipFrame(f"graph break at {inst.realname}, which cannot be re-run alone")
         consumed = effect[0]
@@ -251,7 +252,7 @@ def _generate(code, f_globals, capture: _Capture, backend, record: CompileRecord
         if inst is None:
             tx.return_value.reconstruct(cg)
             cg.emit("RETURN_VALUE")
-        elif inst.opname in pyversion.CONDITIONAL_JUMPS:
+        elif inst.opname in opcodes.CONDITIONAL_JUMPS:
             _emit_conditional_break(cg, tx, inst, deep, top, live_by_target, resumes)
         else:
             _emit_break(cg, tx, inst, deep, top, effect[1], live_by_target, resumes)
@@ -292,10 +293,9 @@ def _generate(code, f_globals, capture: _Capture, backend, record: CompileRecord
     resumes.clear()
     emit_body(cg)
     _check_stale_free_reads(cg, code, output.side_effects.stored_cells())
-    original = original_bytecode(code)
-    bc = original.new_bytecode([*original.prefix(), *graph_call, *cg.insts])
-    bc.docstring = None
-    return bc.to_code(), backend_time
+    body = fbc.body(fbc.decode(code))
+    prefix = body.items[: body.prefix_end()]
+    return fbc.assemble([*prefix, *graph_call, *cg.insts], code, docstring=None), backend_time
 
 
 def _check_stale_free_reads(cg: PyCodegen, code: types.CodeType, stored: list[str]) -> None:
@@ -303,8 +303,6 @@ def _check_stale_free_reads(cg: PyCodegen, code: types.CodeType, stored: list[st
     (its source is L['name']).  After the replayed store to it, or after a graph-break
     instruction (which may run code that rebinds it), that load would see a newer value than
     the trace did: run the frame eagerly instead."""
-    from bytecode import FreeVar
-
     if not code.co_freevars:
         return
     checks = []
@@ -314,25 +312,26 @@ def _check_stale_free_reads(cg: PyCodegen, code: types.CodeType, stored: list[st
         checks.append((cg.break_end, set(code.co_freevars), "possibly rebound at the graph break"))
     for start, names, why in checks:
         for ins in cg.insts[start:]:
-            if ins is cg.break_original or getattr(ins, "name", None) != "LOAD_DEREF":
+            if ins is cg.break_original or getattr(ins, "opname", None) != "LOAD_DEREF":
                 continue
-            if isinstance(ins.arg, FreeVar) and ins.arg.name in names:
+            if ins.argval in code.co_freevars and ins.argval in names:
                 raise SkipFrame(
-                    f"a value read from closure variable {ins.arg.name!r} is needed after it was {why}"
+                    f"a value read from closure variable {ins.argval!r} is needed after it was {why}"
                 )
 
 
 def _resume_targets(tx, inst) -> list[int]:
-    if inst is None or inst.opname in pyversion.TERMINAL:
+    """Instruction indices where the frame continues after the break."""
+    if inst is None or inst.opname in opcodes.TERMINAL:
         return []
-    if inst.opname in pyversion.CONDITIONAL_JUMPS:
-        return [inst.next_offset, tx.insts[inst.target].offset]
-    return [inst.next_offset]
+    if inst.opname in opcodes.CONDITIONAL_JUMPS:
+        return [inst.index + 1, inst.target]
+    return [inst.index + 1]
 
 
-def _live_values(tx, offset: int) -> list[tuple[str, Any]]:
-    """Locals the code after `offset` may read; cell variables are passed by value (new cells)."""
-    live = tx.decoded.live_locals_at(offset)
+def _live_values(tx, index: int) -> list[tuple[str, Any]]:
+    """Locals the code from `index` on may read; cell variables are passed by value (new cells)."""
+    live = tx.decoded.live_locals_at(index)
     code = tx.code
     if "__class__" in code.co_freevars and code.co_argcount:
         # zero-argument super() reads the first local without naming it
@@ -393,32 +392,24 @@ def _reconstruct_stack_arg(cg: PyCodegen, vt) -> None:
         vt.reconstruct(cg)
 
 
-def _call_resume(cg, tx, offset, deep, produced: int, live, resumes):
-    """The resume function for `offset`, given the saved stack and the live locals."""
+def _call_resume(cg, tx, index, deep, produced: int, live, resumes):
+    """The resume function for instruction `index`, given the saved stack and the live locals."""
     kinds = tuple(_stack_kind(v) for v in deep) + (resume.VALUE,) * produced
     names = tuple(name for name, _ in live)
     if getattr(cg, "resume_placeholder", True):
         return None
-    fn = make_resume_function(tx.code, offset, kinds, names, cg.new_name)
-    resumes[offset] = fn
+    fn = make_resume_function(tx.code, index, kinds, names, cg.new_name)
+    resumes[index] = fn
     cg.record.resume_functions[fn.name] = fn.code
     return fn
 
 
 def _load_resume(cg: PyCodegen, tx, fn: ResumeFunction | None) -> None:
     if fn is None:
-        cg.push_null()
-        cg.load_const(None)
+        cg.add_push_null(lambda: cg.load_const(None))
         return
     if fn.code.co_freevars:
-        from bytecode import FreeVar
-
-        cg.push_null()
-        for name in fn.code.co_freevars:
-            cg.emit("LOAD_CLOSURE", FreeVar(name))
-        cg.build_tuple(len(fn.code.co_freevars))
-        cg.load_const(fn.code)
-        cg.emit("MAKE_FUNCTION", 8)
+        cg.add_push_null(lambda: cg.make_closure(fn.code))
         return
     cg.f_globals[fn.name] = types.FunctionType(fn.code, cg.f_globals, fn.name)
     cg.load_global(fn.name, push_null=True)
@@ -436,29 +427,26 @@ def _load_first_local(cg, fn: ResumeFunction | None, live: list) -> list:
 
 
 def _emit_break(cg, tx, inst, deep, top, produced, live_by_target, resumes) -> None:
-    original = original_bytecode(tx.code)
     cg.lineno = inst.lineno
-    terminal = inst.opname in pyversion.TERMINAL
+    terminal = inst.opname in opcodes.TERMINAL
     fn = None
     if not terminal:
-        live = live_by_target[inst.next_offset]
-        fn = _call_resume(cg, tx, inst.next_offset, deep, produced, live, resumes)
+        live = live_by_target[inst.index + 1]
+        fn = _call_resume(cg, tx, inst.index + 1, deep, produced, live, resumes)
         _load_resume(cg, tx, fn)
         live = _load_first_local(cg, fn, live)
         for vt in deep:
             _reconstruct_stack_arg(cg, vt)
     for vt in top:
         vt.reconstruct(cg)
-    # the original instruction (and its PRECALL/KW_NAMES companions on 3.11)
-    position = original.position_of_offset[inst.offset]
-    if inst.opname == "CALL":
-        if tx.kw_names:
-            from bytecode import Instr
-
-            cg.insts.append(Instr("KW_NAMES", tuple(tx.kw_names), lineno=inst.lineno))
-        cg.insts.extend(pyversion.emit_call(inst.arg, inst.lineno))
+    # the original instruction (with its keyword names, which 3.11/3.12 keep aside)
+    if inst.opname == "CALL" and tx.kw_names:
+        cg.call_kw(inst.arg, tuple(tx.kw_names))
     else:
-        cg.break_original = original.items[position]
+        if inst.opname == "UNARY_NOT" and fbc.VERSION.jumps_need_bool:
+            cg.emit("TO_BOOL")  # the TO_BOOL before it was traced as a no-op
+        cg.break_original = copy.copy(inst)
+        cg.break_original.target = None
         cg.insts.append(cg.break_original)
     cg.break_end = len(cg.insts)
     if terminal:
@@ -471,20 +459,18 @@ def _emit_break(cg, tx, inst, deep, top, produced, live_by_target, resumes) -> N
 
 
 def _emit_conditional_break(cg, tx, inst, deep, top, live_by_target, resumes) -> None:
-    from bytecode import Label
-
     if inst.opname not in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE"):
         raise SkipFrame(f"graph break at {inst.realname}")
     cg.lineno = inst.lineno
     top[0].reconstruct(cg)
-    label = Label()
-    cg.insts.append(pyversion.emit_jump_if(inst.opname == "POP_JUMP_IF_TRUE", label, inst.lineno))
+    label = fbc.Label()
+    cg.jump_if(inst.opname == "POP_JUMP_IF_TRUE", label)
     cg.break_end = len(cg.insts)  # the truth test may run user code
-    for offset in (inst.next_offset, tx.insts[inst.target].offset):
-        if offset != inst.next_offset:
+    for index in (inst.index + 1, inst.target):
+        if index != inst.index + 1:
             cg.insts.append(label)
-        live = live_by_target[offset]
-        fn = _call_resume(cg, tx, offset, deep, 0, live, resumes)
+        live = live_by_target[index]
+        fn = _call_resume(cg, tx, index, deep, 0, live, resumes)
         _load_resume(cg, tx, fn)
         live = _load_first_local(cg, fn, live)
         for vt in deep:

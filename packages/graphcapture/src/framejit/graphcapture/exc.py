@@ -18,9 +18,12 @@ class SkipFrame(Exception):
 class RestartAnalysis(Exception):
     """Trace the frame again from the start, stopping for a graph break at `offset`."""
 
-    def __init__(self, offset: int, reason: str, lineno: int, visit: int = 1):
+    def __init__(self, offset: int, reason: str, lineno: int, visit: int = 1, index: int = -1):
         super().__init__(reason)
         self.offset = offset
+        self.index = (
+            index  # the instruction's index in the decoded code (offsets repeat in split ones)
+        )
         self.reason = reason
         self.lineno = lineno
         self.visit = visit  # which arrival at `offset` (loops are unrolled)

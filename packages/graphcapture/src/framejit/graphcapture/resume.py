@@ -1,20 +1,18 @@
 """Resume functions: the rest of a frame after a graph break, as a new code object.
 
 `__resume_at_<offset>_<n>(stack values..., live locals...)` is a copy of the original
-code with a prologue that pushes the saved stack (NULLs recreated) and jumps to
-`offset`.  Being a new function, its first call is intercepted and captured again.
+code (through the bytecode layer) with a prologue that pushes the saved stack (NULLs
+recreated) and jumps to the instruction at `index`; `offset` in its name is that
+instruction's offset in the original code, which differs between CPython versions.
+Being a new function, its first call is intercepted and captured again.
 """
 
 from __future__ import annotations
 
-import inspect
 import types
 from dataclasses import dataclass
 
-from bytecode import Instr, Label
-
-from .bytecode_cache import original_bytecode
-from .pyversion import emit_call
+from framejit.frameeval import bytecode as fbc
 
 
 @dataclass
@@ -26,6 +24,7 @@ class ResumeFunction:
     # zero-argument super() reads the frame's first local: that local is passed first
     # (before the stack values), the others after them
     first_local: str | None = None
+    template: types.CodeType | None = None  # the code it resumes (checked against id reuse)
 
 
 _cache: dict[tuple, ResumeFunction] = {}
@@ -45,9 +44,17 @@ VALUE = "value"  # passed as an argument
 ITERATOR = "iter"  # a for-loop iterator, passed as a tuple of what it has left
 
 
+def _prologue_iter(name: str) -> list[fbc.Inst]:
+    """iter(<name>), for a saved for-loop iterator."""
+    load_iter = fbc.inst("LOAD_CONST", iter)
+    null = fbc.inst("PUSH_NULL")
+    pair = [load_iter, null] if fbc.VERSION.null_after_callable else [null, load_iter]
+    return [*pair, fbc.inst("LOAD_FAST", name), fbc.inst("CALL", 1)]
+
+
 def make_resume_function(
     code: types.CodeType,
-    offset: int,
+    index: int,
     stack_kinds: tuple[str, ...],
     live_locals: tuple[str, ...],
     new_name,
@@ -55,45 +62,37 @@ def make_resume_function(
     first_local = _super_self(code, live_locals)
     if first_local is not None:
         live_locals = tuple(n for n in live_locals if n != first_local)
-    key = (code, offset, stack_kinds, live_locals, first_local)
+    key = (id(code), index, stack_kinds, live_locals, first_local)
     found = _cache.get(key)
-    if found is not None:
+    if found is not None and found.template is code:
         return found
-    original = original_bytecode(code)
-    target = original.position_of_offset[offset]
-    label = Label()
-    items = original.items
+    decoded = fbc.decode(code)
+    body = fbc.body(decoded)
     prologue: list = []
     arg_names: list[str] = [first_local] if first_local is not None else []
     for kind in stack_kinds:
         if kind == NULL:
-            prologue.append(Instr("PUSH_NULL"))
+            prologue.append(fbc.inst("PUSH_NULL"))
             continue
         name = stack_arg_name(len(arg_names) - (first_local is not None))
         arg_names.append(name)
         if kind == ITERATOR:
-            prologue.extend(
-                [Instr("PUSH_NULL"), Instr("LOAD_CONST", iter), Instr("LOAD_FAST", name)]
-            )
-            prologue.extend(emit_call(1))
+            prologue.extend(_prologue_iter(name))
         else:
-            prologue.append(Instr("LOAD_FAST", name))
+            prologue.append(fbc.inst("LOAD_FAST", name))
     stack_args = len(arg_names) - (first_local is not None)
     arg_names.extend(live_locals)
-    prologue.append(Instr("JUMP_FORWARD", label))
-    prefix_end = original.prefix_end
-    new_items = [*items[:prefix_end], *prologue, *items[prefix_end:target], label, *items[target:]]
-    name = new_name(offset)
-    bc = original.new_bytecode(new_items)
-    bc.argnames = arg_names
-    bc.argcount = len(arg_names)
-    bc.posonlyargcount = 0
-    bc.kwonlyargcount = 0
-    bc.flags &= ~(inspect.CO_VARARGS | inspect.CO_VARKEYWORDS)
-    bc.name = name
-    bc.qualname = name
-    bc.docstring = None
-    result = ResumeFunction(name, bc.to_code(), stack_args, live_locals, first_local)
+    prologue.append(fbc.inst("JUMP", jump=body.insts[index]))
+    at = body.prefix_end()
+    name = new_name(decoded.insts[index].offset)
+    new = fbc.assemble(
+        [*body.items[:at], *prologue, *body.items[at:]],
+        code,
+        argnames=tuple(arg_names),
+        name=name,
+        docstring=None,
+    )
+    result = ResumeFunction(name, new, stack_args, live_locals, first_local, code)
     _cache[key] = result
     return result
 

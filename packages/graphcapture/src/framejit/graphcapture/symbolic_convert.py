@@ -1,7 +1,7 @@
 """The symbolic interpreter of CPython bytecode: one handler method per opcode.
 
 `InstructionTranslatorBase` holds the handlers; dispatch is by handler name (version
-aliases in `pyversion`), and an opcode without a handler raises `Unsupported`, which
+names of the bytecode layer, `framejit.frameeval.bytecode`), and an opcode without a handler raises `Unsupported`, which
 becomes a graph break.  `InstructionTranslator` traces a root frame: an `Unsupported`
 there restarts the analysis with orders to stop at that instruction, where `breaks`
 generates the graph-break code.  `InliningTranslator` traces a called user function
@@ -15,9 +15,10 @@ import sys
 import types
 from typing import Any
 
+from framejit.frameeval import bytecode as fbc
 from framejit.guards import GuardKind
 
-from . import pyversion, trace_rules
+from . import opcodes, trace_rules
 from .config import config
 from .exc import RestartAnalysis, SkipFrame, Unsupported
 from .instructions import DecodedCode, Inst, decode
@@ -108,6 +109,15 @@ class InstructionTranslatorBase:
     def jump(self, inst: Inst) -> None:
         self.ip = inst.target
 
+    def push_callable(self, fn: VariableTracker) -> None:
+        """Push `fn` with the NULL that marks it as a plain callable, where this version puts it."""
+        if fbc.VERSION.null_after_callable:
+            self.push(fn)
+            self.push(NullVariable())
+        else:
+            self.push(NullVariable())
+            self.push(fn)
+
     def global_source(self, name: str):
         """A source that guards can evaluate with the *root* frame's globals."""
         root_globals = self.root.f_globals
@@ -120,10 +130,9 @@ class InstructionTranslatorBase:
         pass
 
     RESUME = NOP
-    PRECALL = NOP
     COPY_FREE_VARS = NOP
-    EXTENDED_ARG = NOP
-    CACHE = NOP
+    # 3.13 tests a jump's operand with TO_BOOL first; the jump handlers take any value
+    TO_BOOL = NOP
 
     def MAKE_CELL(self, inst):
         name = inst.argval
@@ -168,8 +177,19 @@ class InstructionTranslatorBase:
             self.symbolic_locals[name] = vt
         return vt
 
+    LOAD_FAST_CHECK = LOAD_FAST
+
+    def LOAD_FAST_AND_CLEAR(self, inst):
+        """An inlined comprehension saves the outer binding (NULL when unbound) and clears it."""
+        value = self.symbolic_locals.pop(inst.argval, None)
+        self.push(NullVariable() if value is None else value)
+
     def STORE_FAST(self, inst):
-        self.symbolic_locals[inst.argval] = self.pop()
+        value = self.pop()
+        if isinstance(value, NullVariable):  # restoring an unbound name after a comprehension
+            self.symbolic_locals.pop(inst.argval, None)
+            return
+        self.symbolic_locals[inst.argval] = value
 
     def DELETE_FAST(self, inst):
         if inst.argval not in self.symbolic_locals:
@@ -177,10 +197,11 @@ class InstructionTranslatorBase:
         del self.symbolic_locals[inst.argval]
 
     def LOAD_GLOBAL(self, inst):
-        name = inst.argval
-        if pyversion.load_global_pushes_null(inst.arg):
-            self.push(NullVariable())
-        self.push(self.load_global(name))
+        value = self.load_global(inst.argval)
+        if inst.push_null:
+            self.push_callable(value)
+        else:
+            self.push(value)
 
     def load_global(self, name: str) -> VariableTracker:
         if self.f_globals is self.root.f_globals:
@@ -244,8 +265,19 @@ class InstructionTranslatorBase:
 
     def LOAD_METHOD(self, inst):
         obj = self.pop()
-        self.push(NullVariable())
-        self.push(MethodRef(obj, inst.argval))
+        self.push_callable(MethodRef(obj, inst.argval))
+
+    def LOAD_SUPER_ATTR(self, inst):
+        obj = self.pop()
+        cls = self.pop()
+        fn = self.pop()
+        if not (isinstance(fn, BuiltinVariable) and fn.value is super):
+            raise Unsupported("LOAD_SUPER_ATTR with a `super` that is not the builtin")
+        attr = SuperVariable(cls.as_python_constant(), obj).var_getattr(self, inst.argval)
+        if inst.push_null:
+            self.push_callable(attr)
+        else:
+            self.push(attr)
 
     def IMPORT_NAME(self, inst):
         fromlist = self.pop().as_python_constant()
@@ -261,16 +293,29 @@ class InstructionTranslatorBase:
         self.push(module.var_getattr(self, inst.argval))
 
     # ------------------------------------------------------------------ calls
-    def CALL(self, inst):
-        nargs = inst.arg
+    def _callable_and_args(self, nargs: int) -> tuple[VariableTracker, list]:
+        """Pop a call's operands: the two slots below the args are [NULL, fn] / [fn, NULL]
+        (by version) or [method, self]."""
         args = self.popn(nargs)
         first, second = self.popn(2)
         if isinstance(first, NullVariable):
-            fn = second
-        else:
-            fn, args = first, [second, *args]
+            return second, args
+        if isinstance(second, NullVariable):
+            return first, args
+        return first, [second, *args]
+
+    def CALL(self, inst):
+        fn, args = self._callable_and_args(inst.arg)
         kw_names = self.kw_names
         self.kw_names = ()
+        self._finish_call(fn, args, kw_names)
+
+    def CALL_KW(self, inst):
+        kw_names = self.pop().as_python_constant()
+        fn, args = self._callable_and_args(inst.arg)
+        self._finish_call(fn, args, kw_names)
+
+    def _finish_call(self, fn, args, kw_names) -> None:
         kwargs = {}
         if kw_names:
             kwargs = dict(zip(kw_names, args[-len(kw_names) :], strict=True))
@@ -280,9 +325,8 @@ class InstructionTranslatorBase:
     def CALL_FUNCTION_EX(self, inst):
         kwargs_vt = self.pop() if inst.arg & 1 else None
         args_vt = self.pop()
-        fn = self.pop()
-        null = self.pop()
-        if not isinstance(null, NullVariable):
+        fn, bound = self._callable_and_args(0)
+        if bound:
             raise Unsupported("CALL_FUNCTION_EX without NULL")
         args = args_vt.unpack(self)
         kwargs = {}
@@ -314,7 +358,7 @@ class InstructionTranslatorBase:
 
     def MAKE_FUNCTION(self, inst):
         code = self.pop().as_python_constant()
-        flags = inst.arg
+        flags = inst.arg if fbc.VERSION.make_function_flags else 0
         closure = self.pop().unpack(self) if flags & 0x08 else []
         if flags & 0x04:
             self.pop()  # annotations
@@ -326,17 +370,32 @@ class InstructionTranslatorBase:
             )
         )
 
+    def SET_FUNCTION_ATTRIBUTE(self, inst):
+        fn = self.pop()
+        value = self.pop()
+        if not isinstance(fn, NestedUserFunctionVariable):
+            raise Unsupported(f"SET_FUNCTION_ATTRIBUTE on {fn}")
+        if inst.arg == 0x08:
+            fn.closure = value.unpack(self)
+        elif inst.arg == 0x02:
+            fn.kwdefaults = dict(value.items)
+        elif inst.arg == 0x01:
+            fn.defaults = value.unpack(self)
+        elif inst.arg != 0x04:  # annotations are dropped, as MAKE_FUNCTION does
+            raise Unsupported(f"SET_FUNCTION_ATTRIBUTE {inst.arg}")
+        self.push(fn)
+
     # ------------------------------------------------------------------ operators
     def BINARY_OP(self, inst):
         b = self.pop()
         a = self.pop()
-        op = pyversion.BINARY_OPS[inst.arg]
+        op = opcodes.BINARY_OPS[inst.arg]
         self.push(binary_op(self, op, a, b))
 
     def COMPARE_OP(self, inst):
         b = self.pop()
         a = self.pop()
-        self.push(binary_op(self, pyversion.COMPARE_OPS[inst.argval], a, b))
+        self.push(binary_op(self, opcodes.COMPARE_OPS[inst.argval], a, b))
 
     def IS_OP(self, inst):
         b = self.pop()
@@ -428,6 +487,26 @@ class InstructionTranslatorBase:
         raw = {0: raw, 1: str(raw), 2: repr(raw), 3: ascii(raw)}[conv]
         self.push(ConstantVariable(fold(format, raw, spec)))
 
+    def CONVERT_VALUE(self, inst):
+        value = self.pop()
+        if not value.is_python_constant():
+            raise Unsupported(f"f-string of {value}")
+        convert = {1: str, 2: repr, 3: ascii}[inst.arg]
+        self.push(ConstantVariable(fold(convert, value.as_python_constant())))
+
+    def FORMAT_SIMPLE(self, inst):
+        value = self.pop()
+        if not value.is_python_constant():
+            raise Unsupported(f"f-string of {value}")
+        self.push(ConstantVariable(fold(format, value.as_python_constant(), "")))
+
+    def FORMAT_WITH_SPEC(self, inst):
+        spec = self.pop().as_python_constant()
+        value = self.pop()
+        if not value.is_python_constant():
+            raise Unsupported(f"f-string of {value}")
+        self.push(ConstantVariable(fold(format, value.as_python_constant(), spec)))
+
     def LIST_APPEND(self, inst):
         value = self.pop()
         target = self.stack[-inst.arg]
@@ -476,6 +555,8 @@ class InstructionTranslatorBase:
     # ------------------------------------------------------------------ control flow
     def JUMP(self, inst):
         self.jump(inst)
+
+    JUMP_NO_INTERRUPT = JUMP
 
     def _truth(self, vt: VariableTracker) -> bool:
         return vt.truth(self)
@@ -538,11 +619,14 @@ class InstructionTranslatorBase:
         if not isinstance(it, IteratorVariable):
             raise Unsupported(f"for loop over {it}")
         item = it.next(self)
-        if item is None:
+        if item is None:  # exhausted: the iterator goes, and so does END_FOR (3.12+)
             self.pop()
-            self.jump(inst)
+            self.ip = inst.target + fbc.VERSION.for_iter_exit_skip
         else:
             self.push(item)
+
+    def END_FOR(self, inst):
+        self.popn(fbc.VERSION.end_for_pops)
 
     def BEFORE_WITH(self, inst):
         ctx = self.pop()
@@ -604,7 +688,7 @@ InliningTranslator.dispatch = _handler_table(InliningTranslator)
 
 
 class InstructionTranslator(InstructionTranslatorBase):
-    """Traces the root frame; a graph break stops it at `break_at` (offset, visit)."""
+    """Traces the root frame; a graph break stops it at `break_at` (instruction index, visit)."""
 
     def __init__(self, code, f_globals, f_builtins, f_locals, closure, output, break_at=None):
         symbolic_locals: dict[str, VariableTracker] = {}
@@ -613,7 +697,7 @@ class InstructionTranslator(InstructionTranslatorBase):
             if name not in freevars:  # frameeval's f_locals also holds the closure's contents
                 symbolic_locals[name] = LazyVariable(value, LocalSource(name))
         super().__init__(code, f_globals, f_builtins, symbolic_locals, {}, output)
-        self.break_at = break_at  # (offset, visit count)
+        self.break_at = break_at  # (instruction index, visit count)
         self.closure = closure
         self.f_locals = f_locals
         self.visits: dict[int, int] = {}
@@ -655,15 +739,15 @@ class InstructionTranslator(InstructionTranslatorBase):
         visits = self.visits
         while not self.done:
             inst = insts[self.ip]
-            visit = visits[inst.offset] = visits.get(inst.offset, 0) + 1
-            if break_at is not None and inst.offset == break_at[0] and visit == break_at[1]:
+            visit = visits[inst.index] = visits.get(inst.index, 0) + 1
+            if break_at is not None and inst.index == break_at[0] and visit == break_at[1]:
                 self.break_inst = inst
                 self.current = inst
                 return
             try:
                 self.step()
             except Unsupported as e:
-                raise RestartAnalysis(inst.offset, e.reason, inst.lineno, visit) from e
+                raise RestartAnalysis(inst.offset, e.reason, inst.lineno, visit, inst.index) from e
 
     def RETURN_VALUE(self, inst):
         self.return_value = self.pop()

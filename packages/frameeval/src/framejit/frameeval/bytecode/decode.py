@@ -163,8 +163,10 @@ def _canonical(ins: dis.Instruction, code: types.CodeType, facts: VersionFacts) 
         return [one(name, op | cast, argval)]
     if name == "CALL_INTRINSIC_1" and arg in facts.intrinsics:
         return [one(facts.intrinsics[arg], None, None)]
-    cell = argval in code.co_cellvars or argval in code.co_freevars
-    if name == "LOAD_FAST" and facts.load_closure_is_load_fast and cell:
+    # a slot past the plain locals is a cell or free variable; below, a cell only for an argument
+    # that a nested function captures (a name may be a local and a free variable at once)
+    cell = name == "LOAD_FAST" and (arg >= len(code.co_varnames) or argval in code.co_cellvars)
+    if facts.load_closure_is_load_fast and cell:
         return [one("LOAD_CLOSURE")]
     return [one(facts.renames.get(name, name))]
 
@@ -179,7 +181,10 @@ def decode(code: types.CodeType) -> Code:
         return found[1]
     decoded = _decode(code, VERSION)
     key = id(code)
-    _cache[key] = (weakref.ref(code, lambda _, key=key: _cache.pop(key, None)), decoded)
+    _cache[key] = (
+        weakref.ref(code, lambda _, key=key, cache=_cache: cache.pop(key, None)),
+        decoded,
+    )
     return decoded
 
 

@@ -214,8 +214,11 @@ class _Assembler:
         if real in _HASNAME:
             return item.argval
         if real == "LOAD_FAST" and canonical == "LOAD_CLOSURE":
-            if item.argval in self.template.co_varnames:
-                return item.argval
+            if (
+                item.argval in self.template.co_varnames
+                and item.argval in self.template.co_cellvars
+            ):
+                return item.argval  # a captured argument: its own slot holds the cell
             return self.var(item.argval)
         if real in _HASLOCAL:
             return item.argval

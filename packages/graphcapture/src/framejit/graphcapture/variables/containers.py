@@ -113,10 +113,13 @@ class TupleVariable(BaseListVariable):
             cg.load_source(self.source)
             return
         if self.namedtuple_cls is not None:
-            cg.push_null()
-            cg.load_const(self.namedtuple_cls)
-            if hasattr(self.namedtuple_cls, "_make"):
-                cg.load_attr("_make")
+
+            def load_maker() -> None:
+                cg.load_const(self.namedtuple_cls)
+                if hasattr(self.namedtuple_cls, "_make"):
+                    cg.load_attr("_make")
+
+            cg.add_push_null(load_maker)
             for item in self.items:
                 item.reconstruct(cg)
             cg.build_tuple(len(self.items))
@@ -427,8 +430,7 @@ class IteratorVariable(VariableTracker):
         return rest
 
     def reconstruct(self, cg) -> None:
-        cg.push_null()
-        cg.load_const(iter)
+        cg.add_push_null(lambda: cg.load_const(iter))
         self.reconstruct_remaining(cg)
         cg.call(1)
 

@@ -224,8 +224,7 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
     def reconstruct(self, cg) -> None:
         if self.closure or self.defaults or self.kwdefaults:
             raise Unsupported("cannot rebuild a nested function with closure/defaults")
-        cg.push_null()
-        cg.load_const(types.FunctionType)
+        cg.add_push_null(lambda: cg.load_const(types.FunctionType))
         cg.load_const(self.code)
         cg.load_global_dict()
         cg.call(2)
