@@ -36,13 +36,17 @@ class SideEffects:
             self._containers[id(container)] = container
             self._order.append(("container", container))
 
-    def store_attr(self, obj: VariableTracker, name: str, value: VariableTracker) -> None:
+    def store_attr(
+        self, obj: VariableTracker, name: str, value: VariableTracker, generic: bool = False
+    ) -> None:
+        """`obj.name = value`; `generic`: as object.__setattr__ does it (what a class's own
+        __setattr__ ends with), replayed without calling that __setattr__ again."""
         if getattr(obj, "source", None) is None:
             raise Unsupported(f"attribute store on an object without a source ({obj})")
         key = (id(obj), name)
         if key not in self._attrs:
             self._order.append(("attr", key))
-        self._attrs[key] = (obj, value)
+        self._attrs[key] = (obj, value, generic)
 
     def pending_attr(self, obj: VariableTracker, name: str) -> VariableTracker | None:
         found = self._attrs.get((id(obj), name))
@@ -81,7 +85,16 @@ class SideEffects:
             if kind == "container":
                 _replay_container(cg, key)
             elif kind == "attr":
-                obj, value = self._attrs[key]
+                obj, value, generic = self._attrs[key]
+                if generic:
+                    cg.push_null()
+                    cg.load_const(object.__setattr__)
+                    cg.load_source(obj.source)
+                    cg.load_const(key[1])
+                    value.reconstruct(cg)
+                    cg.call(3)
+                    cg.emit("POP_TOP")
+                    continue
                 value.reconstruct(cg)
                 cg.load_source(obj.source)
                 cg.store_attr(key[1])

@@ -258,6 +258,17 @@ class InstructionTranslatorBase:
         self.store_attr(obj, inst.argval, value)
 
     def store_attr(self, obj: VariableTracker, name: str, value: VariableTracker) -> None:
+        if isinstance(obj, UserDefinedObjectVariable):
+            setattr_fn = getattr(type(obj.value), "__setattr__", object.__setattr__)
+            if setattr_fn is not object.__setattr__:
+                if not isinstance(setattr_fn, types.FunctionType):
+                    raise Unsupported(f"{type(obj.value).__name__}.__setattr__ is not Python")
+                from .variables.functions import UserMethodVariable
+
+                UserMethodVariable(setattr_fn, obj).call_function(
+                    self, [ConstantVariable(name), value], {}
+                )
+                return
         if isinstance(obj, (NNModuleVariable, UserDefinedObjectVariable)):
             self.output.side_effects.store_attr(obj, name, value)
             return

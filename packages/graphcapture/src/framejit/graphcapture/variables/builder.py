@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import collections
+import enum
 import functools
 import types
 from typing import Any
@@ -94,6 +95,11 @@ def _guard(tx, source, kind: GuardKind, value: Any) -> None:
 def _build(tx, value: Any, source) -> VariableTracker:
     if isinstance(value, torch.Tensor):
         return wrap_tensor(tx, value, source)
+    if isinstance(value, enum.Enum):
+        # members are singletons: folded, with the member itself guarded (a rebound global
+        # or attribute holding another member recompiles)
+        _guard(tx, source, GuardKind.ID_MATCH, value)
+        return ConstantVariable(value, source)
     if is_constant_value(value):
         if type(value) in (int, float, bool, str, bytes, type(None)) or (
             type(value) is tuple and _literal_tuple(value)

@@ -145,8 +145,26 @@ class BaseUserFunctionVariable(VariableTracker):
         return tx.inline_user_function(self, args, kwargs)
 
 
+_FUNCTION_CONSTANTS = ("__name__", "__qualname__", "__module__", "__doc__", "__code__")
+
+
 class UserFunctionVariable(BaseUserFunctionVariable, ConcreteValueVariable):
     """A Python function that exists outside the trace: inlined on call."""
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        """Metadata decorators read (`__name__`, `__code__.co_varnames`, `__wrapped__`):
+        fixed by the function's identity, which its source guards."""
+        fn = self.value
+        if name in _FUNCTION_CONSTANTS:
+            return ConstantVariable(getattr(fn, name))
+        if name in fn.__dict__ or name in ("__defaults__", "__kwdefaults__"):
+            from .builder import wrap
+
+            source = AttrSource(self.source, name) if self.source is not None else None
+            if source is None and name in fn.__dict__:
+                raise Unsupported(f"attribute {name!r} of a function without a source")
+            return wrap(tx, getattr(fn, name), source)
+        raise Unsupported(f"attribute {name!r} of {self}")
 
     def get_code(self):
         return self.value.__code__

@@ -57,14 +57,34 @@ class GetAttrMixin:
     source: Any
 
     def _lookup(self, tx, name: str) -> VariableTracker:
-        from .builder import wrap
-
         pending = tx.output.side_effects.pending_attr(self, name)
         if pending is not None:
             return pending
+        cls = type(self.value)
+        if name == "__class__":
+            # the type is fixed by this object's TYPE_MATCH/ID_MATCH guard
+            return UserDefinedClassVariable(cls)
+        getattribute = _class_lookup(cls, "__getattribute__")
+        if getattribute is not _OBJECT_GETATTRIBUTE and not _generic_getattribute(getattribute):
+            if not isinstance(getattribute, types.FunctionType):
+                raise Unsupported(f"{cls.__name__}.__getattribute__ is not a Python function")
+            # e.g. transformers' PretrainedConfig (attribute_map aliases): traced, and its
+            # super().__getattribute__ comes back to generic_lookup
+            return UserMethodVariable(getattribute, self).call_function(
+                tx, [ConstantVariable(name)], {}
+            )
+        return self.generic_lookup(tx, name)
+
+    def generic_lookup(self, tx, name: str) -> VariableTracker:
+        """object.__getattribute__, then a Python __getattr__ (nn.Module's excepted: the
+        module tables are read directly)."""
+        from .builder import wrap
+
         obj = self.value
         source = AttrSource(self.source, name) if self.source is not None else None
         instance_dict = getattr(obj, "__dict__", {})
+        if name == "__dict__" and isinstance(instance_dict, dict):
+            return InstanceDictVariable(self)
         cls = type(obj)
         class_attr = _class_lookup(cls, name)
         if isinstance(class_attr, property) and class_attr.fget is not None:
@@ -75,7 +95,12 @@ class GetAttrMixin:
         if name in instance_dict:
             return wrap(tx, instance_dict[name], source)
         if class_attr is _MISSING:
-            if hasattr(cls, "__getattr__") and not isinstance(obj, torch.nn.Module):
+            getattr_fn = _class_lookup(cls, "__getattr__")
+            if getattr_fn is not _MISSING and not isinstance(obj, torch.nn.Module):
+                if isinstance(getattr_fn, types.FunctionType):
+                    return UserMethodVariable(getattr_fn, self).call_function(
+                        tx, [ConstantVariable(name)], {}
+                    )
                 raise Unsupported(f"custom __getattr__ of {cls.__name__}")
             raise Unsupported(f"AttributeError: {cls.__name__!r} object has no attribute {name!r}")
         if isinstance(class_attr, staticmethod):
@@ -91,7 +116,16 @@ class GetAttrMixin:
 
 
 _MISSING = object()
+
+
+def _generic_getattribute(fn) -> bool:
+    """dict's, list's, ... __getattribute__: the generic lookup, as object's."""
+    return isinstance(fn, types.WrapperDescriptorType) and fn.__objclass__ in (dict, list, tuple)
+
+
 _MODULE_CALL = torch.nn.Module.__call__
+_OBJECT_GETATTRIBUTE = object.__getattribute__
+_OBJECT_SETATTR = object.__setattr__
 
 
 def _class_lookup(cls: type, name: str):
@@ -311,12 +345,17 @@ class UserDefinedObjectVariable(GetAttrMixin, ConcreteValueVariable):
         return f"UserDefinedObjectVariable({type(self.value).__name__})"
 
 
+_TYPE_CONSTANTS = ("__name__", "__qualname__", "__module__")
+
+
 class UserDefinedClassVariable(ConcreteValueVariable):
     """A class (guarded by identity): attribute reads, classmethods, staticmethods."""
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
         from .builder import wrap
 
+        if name in _TYPE_CONSTANTS:
+            return ConstantVariable(getattr(self.value, name))  # fixed by the class's identity
         attr = _class_lookup(self.value, name)
         if attr is _MISSING:
             raise Unsupported(f"AttributeError: class {self.value.__name__} has no {name!r}")
@@ -346,6 +385,10 @@ class SuperVariable(VariableTracker):
                 attr = klass.__dict__[name]
                 if attr is _MODULE_CALL and isinstance(self.obj, NNModuleVariable):
                     return _ModuleCall(self.obj)
+                if attr is _OBJECT_GETATTRIBUTE and isinstance(self.obj, GetAttrMixin):
+                    return _ObjectMethod(self.obj, "getattr")
+                if attr is _OBJECT_SETATTR and isinstance(self.obj, GetAttrMixin):
+                    return _ObjectMethod(self.obj, "setattr")
                 if isinstance(attr, types.FunctionType):
                     return UserMethodVariable(attr, self.obj)
                 raise Unsupported(f"super().{name} is not a plain method")
@@ -360,6 +403,81 @@ class _ModuleCall(VariableTracker):
 
     def call_function(self, tx, args, kwargs) -> VariableTracker:
         return self.module.call_module(tx, args, kwargs)
+
+
+class InstanceDictVariable(VariableTracker):
+    """`obj.__dict__`, read key by key: each key read is guarded on its own (its value, or
+    its absence), not the whole dict (a config's holds dozens of entries)."""
+
+    def __init__(self, obj: GetAttrMixin):
+        self.obj = obj
+
+    def python_type(self) -> type:
+        return dict
+
+    def _read(self, tx, key: str):
+        """(present, tracker) for obj.__dict__[key], with its guard."""
+        from framejit.guards import GuardKind
+
+        from .builder import wrap
+
+        if tx.output.side_effects.pending_attr(self.obj, key) is not None:
+            raise Unsupported("obj.__dict__ read after an attribute store in the trace")
+        source = self.obj.source
+        if source is None:
+            raise Unsupported("__dict__ of an object without a source")
+        instance_dict = self.obj.value.__dict__
+        if key in instance_dict:
+            item = ItemSource(AttrSource(source, "__dict__"), key)
+            return True, wrap(tx, instance_dict[key], item)
+        if _class_lookup(type(self.obj.value), key) is not _MISSING:
+            raise Unsupported(f"absence of {key!r} from __dict__ shadowed by a class attribute")
+        tx.output.add_guard(AttrSource(source, key), GuardKind.HASATTR, False, origin=tx.origin())
+        return False, None
+
+    def call_method(self, tx, name: str, args, kwargs) -> VariableTracker:
+        if kwargs or not args or not args[0].is_python_constant():
+            raise Unsupported(f"__dict__.{name} with these arguments")
+        key = args[0].as_python_constant()
+        if not isinstance(key, str):
+            raise Unsupported("__dict__ read with a non-str key")
+        if name == "get" and len(args) <= 2:
+            present, value = self._read(tx, key)
+            if present:
+                return value
+            return args[1] if len(args) == 2 else ConstantVariable(None)
+        if name == "__contains__" and len(args) == 1:
+            return ConstantVariable(self._read(tx, key)[0])
+        if name == "__getitem__" and len(args) == 1:
+            present, value = self._read(tx, key)
+            if not present:
+                raise Unsupported(f"KeyError: {key!r}")
+            return value
+        raise Unsupported(f"__dict__.{name}")
+
+    def getitem(self, tx, index: VariableTracker) -> VariableTracker:
+        return self.call_method(tx, "__getitem__", [index], {})
+
+
+class _ObjectMethod(VariableTracker):
+    """`super().__getattribute__` / `super().__setattr__` reaching object's: the generic
+    lookup, or an attribute store recorded as a side effect."""
+
+    def __init__(self, obj: GetAttrMixin, kind: str):
+        self.obj = obj
+        self.kind = kind
+
+    def call_function(self, tx, args, kwargs) -> VariableTracker:
+        if kwargs or not args or not args[0].is_python_constant():
+            raise Unsupported(f"object.__{self.kind}__ with unusual arguments")
+        name = args[0].as_python_constant()
+        if self.kind == "getattr" and len(args) == 1:
+            pending = tx.output.side_effects.pending_attr(self.obj, name)
+            return pending if pending is not None else self.obj.generic_lookup(tx, name)
+        if self.kind == "setattr" and len(args) == 2:
+            tx.output.side_effects.store_attr(self.obj, name, args[1], generic=True)
+            return ConstantVariable(None)
+        raise Unsupported(f"object.__{self.kind}__ with {len(args)} arguments")
 
 
 class GradModeVariable(VariableTracker):

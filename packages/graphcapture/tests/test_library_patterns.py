@@ -1,0 +1,133 @@
+"""What library code (transformers' decorators and configs) does around model code, traced
+in one graph and guarded: function metadata, `obj.__class__`, a custom __getattribute__
+with super(), `obj.__dict__.get`, enum members."""
+
+from __future__ import annotations
+
+import enum
+import functools
+
+import torch
+
+from framejit import graphcapture as fj
+from framejit.graphcapture import events
+
+
+def one_graph(fn, *args):
+    """Compile with fullgraph, compare with eager twice; return the records."""
+    seen = []
+    unsubscribe = events.subscribe(seen.append)
+    try:
+        compiled = fj.compile(fn, fullgraph=True)
+        for _ in range(2):
+            torch.testing.assert_close(compiled(*args), fn(*args))
+    finally:
+        unsubscribe()
+    assert sum(len(r.graphs) for r in seen) == 1
+    return compiled
+
+
+def can_take(fn):
+    @functools.wraps(fn)
+    def wrapper(x, **kwargs):
+        names = fn.__code__.co_varnames[: fn.__code__.co_argcount]
+        label = f"{fn.__module__}.{fn.__qualname__}:{fn.__name__}"
+        kwargs = {k: v for k, v in kwargs.items() if k in names}
+        return fn(x, **kwargs) + len(label) * 0
+
+    return wrapper
+
+
+@can_take
+def scaled(x, scale=2.0):
+    return x * scale
+
+
+def test_decorator_reads_function_metadata():
+    def f(x):
+        return scaled(x, scale=3.0, unknown=1)
+
+    one_graph(f, torch.randn(3))
+
+
+class Config:
+    attribute_map = {"hidden_size": "n_embd"}
+
+    def __init__(self):
+        self.n_embd = 4
+        self.flag = True
+
+    def __getattribute__(self, key):
+        if key != "attribute_map" and key in super().__getattribute__("attribute_map"):
+            key = super().__getattribute__("attribute_map")[key]
+        return super().__getattribute__(key)
+
+    def __setattr__(self, key, value):
+        if key in super().__getattribute__("attribute_map"):
+            key = super().__getattribute__("attribute_map")[key]
+        super().__setattr__(key, value)
+
+
+def test_custom_getattribute_with_super_is_traced_and_guarded():
+    cfg = Config()
+
+    def f(x):
+        spec = cfg.__dict__.get("_spec")
+        extra = 1.0 if spec is None else 2.0
+        return x * cfg.hidden_size + extra + getattr(cfg, "missing", 0.5)
+
+    x = torch.randn(3)
+    compiled = one_graph(f, x)
+    cfg.hidden_size = 7  # stored as n_embd through the alias
+    torch.testing.assert_close(compiled(x), f(x))
+    cfg._spec = "set"
+    torch.testing.assert_close(compiled(x), f(x))
+    cfg.missing = 10.0
+    torch.testing.assert_close(compiled(x), f(x))
+
+
+def test_setattr_through_super_in_traced_code():
+    cfg = Config()
+
+    def f(x):
+        cfg.hidden_size = 5
+        return x * cfg.n_embd
+
+    x = torch.randn(2)
+    torch.testing.assert_close(fj.compile(f)(x), x * 5)
+    assert cfg.n_embd == 5 and "hidden_size" not in cfg.__dict__
+
+
+class Model:
+    def forward(self, x):
+        return x + len(self.__class__.__name__) + len(type(self).__qualname__)
+
+
+def test_class_of_an_object():
+    m = Model()
+    one_graph(lambda x: m.forward(x), torch.randn(2))
+
+
+class Action(str, enum.Enum):  # noqa: UP042  (transformers' ExplicitEnum shape)
+    RAISE = "raise"
+    NOTIFY = "notify"
+
+
+class State:
+    action = Action.RAISE
+
+
+def test_enum_member_attribute_folded_and_guarded():
+    state = State()
+
+    def f(x):
+        if state.action == Action.RAISE:
+            return x + 1
+        if state.action in (Action.NOTIFY,):
+            return x * 4
+        return x
+
+    x = torch.randn(3)
+    compiled = one_graph(f, x)
+    state.action = Action.NOTIFY
+    torch.testing.assert_close(compiled(x), f(x))
