@@ -194,8 +194,17 @@ def convert_frame(
         except Unsupported as e:
             skip_reason = f"cannot generate the rewritten frame: {e.reason}"
     if transformed is None:
-        record.skipped_reason = skip_reason or "no tensor operations to capture"
-        log.debug("running %s eagerly: %s", code.co_name, record.skipped_reason)
+        record.skipped_reason = skip_reason or NOTHING_TO_CAPTURE
+        # a frame that had something to capture and runs eagerly cannot hide: INFO
+        level = logging.DEBUG if skip_reason is None else logging.INFO
+        log.log(
+            level,
+            "running %s (%s:%s) eagerly: %s",
+            code.co_name,
+            code.co_filename,
+            code.co_firstlineno,
+            record.skipped_reason,
+        )
     else:
         record.transformed_code = transformed
         if logger("bytecode").isEnabledFor(logging.DEBUG):
@@ -206,6 +215,26 @@ def convert_frame(
     record.timings["total"] = time.perf_counter() - start
     events.publish(record)
     return ConvertResult(transformed or code, check_fn, record, transformed is not None)
+
+
+NOTHING_TO_CAPTURE = "no tensor operations to capture"
+
+
+def publish_eager_frame(code: types.CodeType, reason: str) -> CompileRecord:
+    """A frame sent wholly to eager outside convert_frame's own path (an internal error):
+    published like any other, with its reason in `skipped_reason`."""
+    record = CompileRecord(
+        index=next(_records),
+        function_name=code.co_name,
+        filename=code.co_filename,
+        firstlineno=code.co_firstlineno,
+        code=code,
+        transformed_code=None,
+        check_fn=None,
+        skipped_reason=reason,
+    )
+    events.publish(record)
+    return record
 
 
 def _log_break(brk: GraphBreakRecord) -> None:

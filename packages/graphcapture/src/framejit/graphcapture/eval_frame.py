@@ -10,7 +10,7 @@ from framejit import frameeval as fe
 
 from . import trace_rules
 from .config import config
-from .convert_frame import convert_frame
+from .convert_frame import convert_frame, publish_eager_frame
 from .exc import BackendCompilerFailed, GraphBreakInFullgraph
 from .logs import logger
 from .recompiles import cache_limit_message, entry_failures, format_recompile
@@ -69,6 +69,7 @@ class FrameCallback:
                 e,
                 exc_info=log.isEnabledFor(logging.DEBUG),
             )
+            publish_eager_frame(code, f"internal error: {type(e).__name__}: {e}")
             return fe.SKIP_CODE
         if fe.get_cache_limit() <= config.cache_size_limit:
             fe.set_cache_limit(config.cache_size_limit + 1)
