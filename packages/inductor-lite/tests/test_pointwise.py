@@ -185,3 +185,10 @@ def test_mixed_dtype_promotion(check):
         torch.randn(4, 5) > 0,
     ]
     check(promote, args)
+
+
+def test_bf16_trunc_division_rounds_the_quotient_first(check):
+    torch.manual_seed(0)
+    a = (torch.randn(4096) * 2).bfloat16()
+    b = (torch.randn(4096) * 2).bfloat16()
+    check(lambda x, y: torch.div(x, y, rounding_mode="trunc"), [a, b])

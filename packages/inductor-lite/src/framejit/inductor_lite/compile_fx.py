@@ -1,5 +1,6 @@
-"""`compile_fx`: the backend entry point.  Decompose, lower, schedule, generate, compile,
-wrap — and if any stage cannot handle the graph, run it eagerly with a logged reason."""
+"""`compile_fx`: the backend entry point.  AOTAutograd (aot.py) hands over functional ATen
+graphs; each is lowered, scheduled, generated, compiled and wrapped here — and one that any
+stage cannot handle runs op by op through ATen, with a logged reason."""
 
 from __future__ import annotations
 
@@ -9,15 +10,17 @@ from typing import Any
 
 import torch
 import torch.fx
+from torch.utils import _pytree as pytree
 
+from .aot import Variants, compile_with_aot
 from .codegen import get_codegen
 from .codegen.triton import TritonCodegenUnavailable
 from .config import config
-from .decompose import to_core_aten
+from .decompose import AtenGraph, Unsupported, mutating_ops, to_core_aten
 from .graph_lowering import GraphLowering
 from .ir import BufferView, ExternCall
 from .scheduler import FusedGroup, extern_arg_buffers, schedule
-from .wrapper import WrapperBuilder
+from .wrapper import WrapperBuilder, load_wrapper
 
 log = logging.getLogger("framejit.inductor_lite")
 output_code_log = logging.getLogger("framejit.output_code")
@@ -48,7 +51,11 @@ def _eager(gm: torch.fx.GraphModule, reason: str) -> Callable[..., Any]:
 def compile_fx(
     gm: torch.fx.GraphModule, example_inputs: list[Any], codegen: str | None = None
 ) -> Callable[..., Any]:
-    """Compile an FX graph for the example inputs; returns a callable with `.source_code`."""
+    """Compile an FX graph for the example inputs; returns a callable with `.source_code`.
+
+    The graph goes through AOTAutograd (aot.py): functionalized, split into forward and
+    backward when autograd is needed, and each part lowered here; a part that cannot be
+    lowered runs its ATen graph op by op."""
     if not isinstance(gm, torch.fx.GraphModule):
         raise TypeError(
             f"inductor-lite: compile_fx expects a torch.fx.GraphModule, got {type(gm).__name__}; "
@@ -62,25 +69,75 @@ def compile_fx(
         if codegen is not None:
             raise  # asked for explicitly: say so
         return _eager(gm, str(error))  # picked by device: never fail
-    if torch.is_grad_enabled() and any(
-        isinstance(t, torch.Tensor) and t.requires_grad for t in example_inputs
-    ):
-        return _eager(gm, "inputs require grad and grad mode is on (no AOTAutograd yet)")
+
+    def inner(role: str, part: torch.fx.GraphModule, inputs: list[Any]) -> Callable[..., Any]:
+        return compile_aten_part(role, part, inputs, generator)
+
+    holder: dict[str, Any] = {}
+
+    def publish(variants: Variants) -> None:
+        run = holder.get("run")
+        if run is not None:
+            describe(run, gm, variants)
+
+    run, variants = compile_with_aot(gm, example_inputs, inner, publish)
+    holder["run"] = run
+    describe(run, gm, variants)
+    return run
+
+
+def describe(run: Any, gm: torch.fx.GraphModule, variants: Variants) -> None:
+    """The inspection attributes of the returned callable, over every compiled part."""
+    sections, wrappers, kernels, reasons = [], [], [], []
+    for part in variants.parts:
+        fn = part.fn
+        sections.append(f"# ======== {part.role} ========\n{getattr(fn, 'source_code', '')}")
+        wrappers.append(getattr(fn, "wrapper_source", ""))
+        kernels.append(getattr(fn, "kernel_source", ""))
+        reasons.extend(getattr(fn, "fallback_reasons", []))
+    run.source_code = "\n\n".join(sections)
+    run.wrapper_source = "\n\n".join(wrappers)
+    run.kernel_source = "\n\n".join(kernels)
+    run.fallback_reasons = reasons
+    run.kernel_count = sum(getattr(p.fn, "kernel_count", 0) for p in variants.parts)
+    run.parts = list(variants.parts)
+    run.graph_module = gm
+
+
+def compile_aten_part(
+    role: str, gm: torch.fx.GraphModule, example_inputs: list[Any], generator: Any
+) -> Callable[..., Any]:
+    """Lower one functional ATen graph from AOTAutograd; on failure run it op by op."""
+    output = next(n for n in gm.graph.nodes if n.op == "output")
+    aten_graph = AtenGraph(gm, example_inputs, pytree.tree_flatten(output.args[0])[1])
     try:
-        return _compile(gm, example_inputs, generator)
+        mutating = mutating_ops(gm)
+        if mutating:
+            raise Unsupported(f"mutating op {mutating[0]} in the functionalized graph")
+        return _compile(aten_graph, generator)
     except TritonCodegenUnavailable:
         raise
     except Exception as error:
         if config.strict:
             raise
-        reason = f"{type(error).__name__}: {error}"
-        return _eager(gm, reason)
+        return _op_by_op(gm, f"{role}: {type(error).__name__}: {error}")
+
+
+def _op_by_op(gm: torch.fx.GraphModule, reason: str) -> Callable[..., Any]:
+    """The ATen graph itself: every op runs through ATen, once."""
+    log.warning("inductor-lite: running the ATen graph op by op: %s", reason)
+
+    def run_aten(*args: Any) -> Any:
+        return gm(*args)
+
+    run_aten.source_code = f"# inductor-lite runs this ATen graph op by op: {reason}\n{gm.code}"  # type: ignore[attr-defined]
+    run_aten.fallback_reasons = [reason]  # type: ignore[attr-defined]
+    return run_aten
 
 
 def _lower_and_schedule(
-    gm: torch.fx.GraphModule, example_inputs: list[Any]
-) -> tuple[Any, GraphLowering, list[Any], list[FusedGroup]]:
-    aten_graph = to_core_aten(gm, example_inputs)
+    aten_graph: AtenGraph,
+) -> tuple[GraphLowering, list[Any], list[FusedGroup]]:
     graph = GraphLowering(aten_graph.gm, aten_graph.fake_inputs).run()
     outputs = {v.buffer.name for v in graph.outputs if isinstance(v, BufferView)}
     extern_reads: set[str] = set()
@@ -89,20 +146,19 @@ def _lower_and_schedule(
             extern_reads |= extern_arg_buffers(step)
     steps = schedule(graph.steps, outputs, extern_reads)
     groups = [s for s in steps if isinstance(s, FusedGroup)]
-    return aten_graph, graph, steps, groups
+    return graph, steps, groups
 
 
 def render_kernels(gm: torch.fx.GraphModule, example_inputs: list[Any], codegen: str) -> str:
     """The kernels' source for these inputs, without compiling or the language prelude:
     what the golden tests compare."""
-    _, graph, _, groups = _lower_and_schedule(gm, list(example_inputs))
+    graph, _, groups = _lower_and_schedule(to_core_aten(gm, list(example_inputs)))
     return get_codegen(codegen).render(groups, graph.buffers)
 
 
-def _compile(
-    gm: torch.fx.GraphModule, example_inputs: list[Any], generator: Any
-) -> Callable[..., Any]:
-    aten_graph, graph, steps, groups = _lower_and_schedule(gm, example_inputs)
+def _compile(aten_graph: AtenGraph, generator: Any) -> Callable[..., Any]:
+    gm = aten_graph.gm
+    graph, steps, groups = _lower_and_schedule(aten_graph)
     generated = generator.generate(groups, graph.buffers)
     builder = WrapperBuilder(graph, steps, generated, aten_graph.out_spec)
     wrapper_source = builder.build()
@@ -127,16 +183,11 @@ def _compile(
         except Exception as error:
             if config.strict:
                 raise
-            log.warning("inductor-lite: compile failed, the graph runs eagerly: %s", error)
-            return _eager(gm, f"kernel compile failed: {error}")
+            return _op_by_op(gm, f"kernel compile failed: {error}")
         for group in groups:
             namespace[f"_k_{group.name}"] = kernels[group.name]
         namespace["_kernels_library"] = kernels
-    exec(
-        compile(wrapper_source, f"<inductor-lite wrapper {id(namespace):x}>", "exec"),
-        namespace,
-    )
-    call = namespace["call"]
+    call = load_wrapper(wrapper_source, namespace)
     call.source_code = (
         f"{wrapper_source}\n\n# ---- kernels ({generated.language}) ----\n{generated.source}"
     )

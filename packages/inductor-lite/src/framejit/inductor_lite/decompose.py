@@ -76,9 +76,17 @@ def to_core_aten(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> AtenGra
             tracing_mode="real",
             _allow_non_fake_inputs=True,
         )(*fake_inputs)
-    for node in traced.graph.nodes:
-        target = node.target
-        mutating = isinstance(target, torch._ops.OpOverload) and target._schema.is_mutable
-        if node.op == "call_function" and mutating:
-            raise Unsupported(f"mutating op {target} in the graph")
+    mutating = mutating_ops(traced)
+    if mutating:
+        raise Unsupported(f"mutating op {mutating[0]} in the graph")
     return AtenGraph(traced, fake_inputs, specs[-1])
+
+
+def mutating_ops(gm: torch.fx.GraphModule) -> list[Any]:
+    return [
+        node.target
+        for node in gm.graph.nodes
+        if node.op == "call_function"
+        and isinstance(node.target, torch._ops.OpOverload)
+        and node.target._schema.is_mutable
+    ]

@@ -201,7 +201,13 @@ def div_mode(ctx: LoweringContext, a: Any, b: Any, *, rounding_mode: str | None 
     if rounding_mode is None:
         return pointwise(ctx, ops.truediv, [a, b])
     if rounding_mode == "trunc":
-        return pointwise(ctx, lambda x, y: ops.trunc(ops.truediv(x, y)), [a, b])
+        out, compute = ctx.out_dtype, opmath_dtype(ctx.out_dtype)
+
+        def trunc_div(x: Any, y: Any) -> Any:
+            # eager rounds a reduced-precision quotient to its dtype before truncating
+            return ops.trunc(ops.to_dtype(ops.to_dtype(ops.truediv(x, y), out), compute))
+
+        return pointwise(ctx, trunc_div, [a, b])
     raise NotLowered(f"div rounding_mode={rounding_mode!r}")
 
 

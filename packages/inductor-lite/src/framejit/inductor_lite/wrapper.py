@@ -8,7 +8,11 @@ a changed scalar, autograd needed, an index out of range) runs the original grap
 
 from __future__ import annotations
 
+import itertools
+import linecache
 import math
+import os
+from collections.abc import Callable
 from typing import Any
 
 import torch
@@ -190,6 +194,19 @@ class WrapperBuilder:
             self.namespace["_out_spec"] = spec
             self.namespace["_unflatten"] = pytree.tree_unflatten
             self.lines.append(f"    return _unflatten([{', '.join(leaves)}], _out_spec)")
+
+
+_wrapper_numbers = itertools.count()
+
+
+def load_wrapper(source: str, namespace: dict[str, Any]) -> Callable[..., Any]:
+    """Define the wrapper's `call`.  Its file name lies inside this package, so front ends
+    that tell user code from library code by path (graphcapture does) never capture it, also
+    when it is called from inside AOTAutograd; linecache holds the source for tracebacks."""
+    filename = os.path.join(os.path.dirname(__file__), f"<wrapper {next(_wrapper_numbers)}>.py")
+    linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
+    exec(compile(source, filename, "exec"), namespace)
+    return namespace["call"]
 
 
 def stored_computed(steps: list[Step]) -> list[ComputedBuffer]:

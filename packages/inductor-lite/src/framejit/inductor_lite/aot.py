@@ -1,0 +1,192 @@
+"""AOTAutograd in front of the lowering: every graph is functionalized and, when autograd is
+needed, split into forward and backward by the min-cut partitioner; each part is lowered.
+
+torch's AOTAutograd owns what makes this exact: parameters and buffers are lifted to inputs
+and traced as fakes (tracing never touches real state), in-place ops on intermediates become
+functional ops, mutations of inputs and buffers (BatchNorm running stats, counters) come back
+as outputs that its runtime wrapper copies into the real tensors once per call, and outputs
+that alias inputs are regenerated as views of them.  Which variant runs is decided per call:
+inference (no autograd needed) or training, keyed by which inputs and parameters require
+grad; each variant is traced the first time it is needed.
+"""
+
+from __future__ import annotations
+
+import contextlib
+import logging
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from typing import Any
+
+import torch
+import torch.fx
+from torch._functorch import config as functorch_config
+from torch._functorch.aot_autograd import aot_module_simplified
+from torch._functorch.partitioners import min_cut_rematerialization_partition
+from torch.utils import _pytree as pytree
+
+from .config import config
+from .decompose import decompositions
+
+log = logging.getLogger("framejit.inductor_lite")
+
+# (role, gm, example_inputs) -> the compiled callable (plain `*args` convention)
+InnerCompile = Callable[[str, torch.fx.GraphModule, list[Any]], Callable[..., Any]]
+
+
+@dataclass
+class CompiledPart:
+    role: str  # "inference" | "forward" | "backward"
+    fn: Callable[..., Any]
+
+
+@dataclass
+class Variants:
+    """The compiled variants of one graph and what they hold, for `.source_code`."""
+
+    parts: list[CompiledPart] = field(default_factory=list)
+    by_key: dict[Any, Callable[..., Any]] = field(default_factory=dict)
+
+
+class FlatOutputs(torch.nn.Module):
+    """gm with its outputs flattened to a tuple of tensors (what AOTAutograd takes).  The
+    structure and the non-tensor leaves are recorded while tracing; they are specialized, as
+    is everything traced, and the variant key holds the scalar inputs they may come from."""
+
+    def __init__(self, gm: torch.fx.GraphModule) -> None:
+        super().__init__()
+        self.gm = gm  # parameters, buffers and submodules stay gm's own objects
+        self.traced: tuple[pytree.TreeSpec, dict[int, Any]] | None = None
+
+    def forward(self, *args: Any) -> tuple[Any, ...]:
+        leaves, spec = pytree.tree_flatten(self.gm(*args))
+        constants = {i: v for i, v in enumerate(leaves) if not isinstance(v, torch.Tensor)}
+        self.traced = (spec, constants)
+        return tuple(v for v in leaves if isinstance(v, torch.Tensor))
+
+
+def with_structure(
+    fn: Callable[..., Any], spec: pytree.TreeSpec, constants: dict[int, Any]
+) -> Callable[..., Any]:
+    """fn returns the flat tensors; the returned callable returns what gm returned."""
+    if not constants and spec.type is tuple and all(c.is_leaf() for c in spec.children()):
+
+        def run_tuple(*args: Any) -> Any:
+            return tuple(fn(*args))
+
+        return run_tuple
+    count = spec.num_leaves
+
+    def run_structured(*args: Any) -> Any:
+        values = iter(fn(*args))
+        leaves = [constants[i] if i in constants else next(values) for i in range(count)]
+        return pytree.tree_unflatten(leaves, spec)
+
+    return run_structured
+
+
+def _boxed(fn: Callable[..., Any]) -> Callable[[list[Any]], Any]:
+    def run_boxed(args: list[Any]) -> Any:
+        return fn(*args)
+
+    run_boxed._boxed_call = True  # type: ignore[attr-defined]
+    return run_boxed
+
+
+def trace_variant(
+    gm: torch.fx.GraphModule, args: list[Any], inner: InnerCompile, variants: Variants
+) -> Callable[..., Any]:
+    """One AOTAutograd trace of gm for these arguments, in the current grad mode."""
+    training = torch.is_grad_enabled() and any(
+        isinstance(t, torch.Tensor) and t.requires_grad
+        for t in (*args, *gm.parameters(), *gm.buffers())
+    )
+
+    def compiler(role: str) -> Callable[..., Any]:
+        def compile_part(part: torch.fx.GraphModule, example_inputs: list[Any]) -> Any:
+            fn = inner(role, part, list(example_inputs))
+            variants.parts.append(CompiledPart(role, fn))
+            return _boxed(fn)
+
+        return compile_part
+
+    # the backward is lowered now, not at the first backward call: compile time is paid
+    # up front and `.source_code` shows both halves
+    patch = (
+        functorch_config.patch(force_non_lazy_backward_lowering=True)
+        if training
+        else contextlib.nullcontext()
+    )
+    with patch:
+        return aot_module_simplified(
+            gm,
+            args,
+            fw_compiler=compiler("forward"),
+            bw_compiler=compiler("backward"),
+            inference_compiler=compiler("inference"),
+            partition_fn=min_cut_rematerialization_partition,
+            decompositions=decompositions(),
+            keep_inference_input_mutations=False,
+        )
+
+
+MAX_VARIANTS = 8  # past this many, new scalar values or grad patterns run eagerly
+
+
+def compile_with_aot(
+    gm: torch.fx.GraphModule,
+    example_inputs: list[Any],
+    inner: InnerCompile,
+    on_new_part: Callable[[Variants], None],
+) -> tuple[Callable[..., Any], Variants]:
+    """A callable that runs the variant each call needs, traced the first time it is needed.
+
+    The key: the scalar (non-tensor) arguments, which tracing specializes, and — when grad
+    mode is on and anything requires grad — which inputs and parameters require grad."""
+    variants = Variants()
+    flat = FlatOutputs(gm)
+    params = [*gm.parameters(), *gm.buffers()]
+    scalar_positions = [i for i, a in enumerate(example_inputs) if not isinstance(a, torch.Tensor)]
+
+    def key_of(args: tuple[Any, ...]) -> Any:
+        scalars = tuple((type(args[i]), args[i]) for i in scalar_positions)
+        if not torch.is_grad_enabled():
+            return scalars
+        flags = tuple(isinstance(a, torch.Tensor) and a.requires_grad for a in args)
+        param_flags = tuple(p.requires_grad for p in params)
+        if not any(flags) and not any(param_flags):
+            return scalars
+        return scalars, flags, param_flags
+
+    def get(key: Any, args: list[Any]) -> Callable[..., Any]:
+        fn = variants.by_key.get(key)
+        if fn is not None:
+            return fn
+        if len(variants.by_key) >= MAX_VARIANTS:
+            log.warning("inductor-lite: %d variants compiled; this call runs eagerly", MAX_VARIANTS)
+            return gm.forward
+        try:
+            traced = trace_variant(flat, args, inner, variants)
+            assert flat.traced is not None
+            fn = with_structure(traced, *flat.traced)
+        except Exception as error:
+            if config.strict:
+                raise
+            reason = f"AOTAutograd could not trace the graph: {type(error).__name__}: {error}"
+            log.warning("inductor-lite: running the graph eagerly: %s", reason)
+            fn = gm.forward
+            variants.parts.append(CompiledPart(f"eager ({reason})", fn))
+        variants.by_key[key] = fn
+        on_new_part(variants)
+        return fn
+
+    get(key_of(tuple(example_inputs)), example_inputs)
+    by_key = variants.by_key
+
+    def run(*args: Any) -> Any:
+        fn = by_key.get(key_of(args))
+        if fn is None:
+            fn = get(key_of(args), list(args))
+        return fn(*args)
+
+    return run, variants
