@@ -136,8 +136,14 @@ def _op_by_op(gm: torch.fx.GraphModule, reason: str) -> Callable[..., Any]:
 
 
 def _lower_and_schedule(
-    aten_graph: AtenGraph,
-) -> tuple[GraphLowering, list[Any], list[FusedGroup]]:
+    gm: torch.fx.GraphModule, example_inputs: list[Any]
+) -> tuple[AtenGraph, GraphLowering, list[Any], list[FusedGroup]]:
+    """A torch-level graph, decomposed here (no AOTAutograd): for rendering and tests."""
+    aten_graph = to_core_aten(gm, example_inputs)
+    return (aten_graph, *_schedule_aten(aten_graph))
+
+
+def _schedule_aten(aten_graph: AtenGraph) -> tuple[GraphLowering, list[Any], list[FusedGroup]]:
     graph = GraphLowering(aten_graph.gm, aten_graph.fake_inputs).run()
     outputs = {v.buffer.name for v in graph.outputs if isinstance(v, BufferView)}
     extern_reads: set[str] = set()
@@ -152,13 +158,13 @@ def _lower_and_schedule(
 def render_kernels(gm: torch.fx.GraphModule, example_inputs: list[Any], codegen: str) -> str:
     """The kernels' source for these inputs, without compiling or the language prelude:
     what the golden tests compare."""
-    graph, _, groups = _lower_and_schedule(to_core_aten(gm, list(example_inputs)))
+    _, graph, _, groups = _lower_and_schedule(gm, list(example_inputs))
     return get_codegen(codegen).render(groups, graph.buffers)
 
 
 def _compile(aten_graph: AtenGraph, generator: Any) -> Callable[..., Any]:
     gm = aten_graph.gm
-    graph, steps, groups = _lower_and_schedule(aten_graph)
+    graph, steps, groups = _schedule_aten(aten_graph)
     generated = generator.generate(groups, graph.buffers)
     builder = WrapperBuilder(graph, steps, generated, aten_graph.out_spec)
     wrapper_source = builder.build()
