@@ -92,12 +92,18 @@ ALL_PACKAGES = [str(PACKAGES / name) for name in DEPENDS]
 @nox.session(python=TORCH_PYTHON)
 def integration(session: nox.Session) -> None:
     """Every package together: the seed walkthrough, real models, differential tests."""
-    _install(session, *ALL_PACKAGES, "pytest>=7", "hypothesis>=6", "tabulate")
+    # transformers: the GPT-2 (tiny config) report test builds the model from a config, no weights
+    _install(session, *ALL_PACKAGES, "pytest>=7", "hypothesis>=6", "tabulate", "transformers")
     session.run("python", "-m", "pytest", str(ROOT / "integration-tests"), *session.posargs)
     # inspect's tests that need graphcapture skip themselves in `nox -s inspect`: run them here
     # (a separate pytest run: their module names repeat integration-tests' ones)
     inspect_tests = PACKAGES / "inspect" / "tests"
-    needs_capture = ["test_seed_walkthrough.py", "test_with_graphcapture.py"]
+    # (test_report_browser installs Debian's chromium with apt-get when it is missing)
+    needs_capture = [
+        "test_seed_walkthrough.py",
+        "test_with_graphcapture.py",
+        "test_report_browser.py",
+    ]
     session.run("python", "-m", "pytest", *(str(inspect_tests / n) for n in needs_capture))
 
 

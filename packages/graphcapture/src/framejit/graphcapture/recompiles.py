@@ -24,6 +24,12 @@ ADVICE: tuple[tuple[str, str], ...] = (
         "before the call, or compile one function per variant",
     ),
     (
+        r"^L\['self'\]\S* is not the traced object",
+        "each instance of this nn.Module class gets its own cache entry (the guards check which "
+        "object `self` is): raise the cache size limit to the number of instances, or compile "
+        "the enclosing model so the instances are traced inside one frame",
+    ),
+    (
         r"is not the traced object|^id\(",
         "a new object reaches the function on every call: create it once outside, or pass the "
         "tensors it holds as arguments",

@@ -4,9 +4,11 @@
 - ``decompile(code)``: bytecode -> readable Python, for framejit's generated code and user code
 - ``explain(fn, *args)``: graphs, ops, graph breaks and recompiles of one call
 - ``dump(path)``: every compiled frame's artifacts on disk (also ``$FRAMEJIT_DUMP_DIR``)
+- ``report(path)``: one self-contained HTML page of every frame compiled in a block
 - ``python -m framejit.inspect run script.py --dump out/``: the same from the command line
+  (``python -m framejit.inspect report script.py -o report.html`` for the page)
 
-Needs framejit.frameeval and framejit.guards; ``explain`` and ``dump`` also need
+Needs framejit.frameeval and framejit.guards; ``explain``, ``dump`` and ``report`` also need
 framejit.graphcapture (an optional extra), imported only when they are used.
 """
 
@@ -14,6 +16,7 @@ from .cache import WRAPPED_ATTRIBUTES, CacheEntry, debug_get_cache_entry_list, i
 from .decompiler import decompile
 from .dump import Dumper, dump, install_from_env, write_record
 from .explain import ExplainOutput, explain, summarize
+from .report import report, write_report
 
 __all__ = [
     "WRAPPED_ATTRIBUTES",
@@ -26,8 +29,10 @@ __all__ = [
     "explain",
     "innermost_fn",
     "install_from_env",
+    "report",
     "summarize",
     "write_record",
+    "write_report",
 ]
 
 install_from_env()

@@ -1,9 +1,10 @@
-"""``python -m framejit.inspect run script.py [args] [--dump DIR] [--logs LIST]``.
+"""``python -m framejit.inspect run|report SCRIPT [ARGS] [--dump DIR] [--logs LIST] [-o FILE]``.
 
 Runs a script as ``__main__`` with framejit's dump and logs switched on, then
-prints what was compiled (frames, graphs, graph breaks, recompiles).  ``--dump``
-and ``--logs`` are taken from anywhere after the script name unless a ``--``
-separates them from the script's own arguments.
+prints what was compiled (frames, graphs, graph breaks, recompiles); ``report``
+also writes the HTML page (``-o``, default ``framejit-report.html``).  The options
+are taken from anywhere after the script name unless a ``--`` separates them from
+the script's own arguments.
 """
 
 from __future__ import annotations
@@ -11,53 +12,72 @@ from __future__ import annotations
 import os
 import runpy
 import sys
+from dataclasses import dataclass, field
 from typing import Any
 
 USAGE = """usage: python -m framejit.inspect run SCRIPT [ARGS ...] [--dump DIR] [--logs LIST]
+       python -m framejit.inspect report SCRIPT [ARGS ...] [-o FILE] [--dump DIR] [--logs LIST]
 
-  --dump DIR    write every compiled frame's artifacts under DIR (see framejit.inspect.dump)
-  --logs LIST   FRAMEJIT_LOGS for the run (default: graph_breaks,recompiles)
+  --dump DIR     write every compiled frame's artifacts under DIR (see framejit.inspect.dump)
+  --logs LIST    FRAMEJIT_LOGS for the run (default: graph_breaks,recompiles; `help` lists them)
+  -o, --output   report: the HTML file to write (default: framejit-report.html)
   put `--` before script arguments that look like these options
 """
 
+COMMANDS = ("run", "report")
+# option -> the Invocation field it sets
+OPTIONS = {"--dump": "dump_dir", "--logs": "logs", "-o": "output", "--output": "output"}
+DEFAULT_REPORT = "framejit-report.html"
 
-def _parse(argv: list[str]) -> tuple[str, list[str], str | None, str | None]:
-    if len(argv) < 2 or argv[0] != "run":
+
+@dataclass
+class Invocation:
+    command: str
+    script: str
+    script_args: list[str] = field(default_factory=list)
+    dump_dir: str | None = None
+    logs: str | None = None
+    output: str | None = None
+
+
+def _parse(argv: list[str]) -> Invocation:
+    if len(argv) < 2 or argv[0] not in COMMANDS:
         raise SystemExit(USAGE)
-    script, rest = argv[1], argv[2:]
-    dump_dir = logs = None
-    script_args: list[str] = []
+    inv = Invocation(argv[0], argv[1])
+    rest = argv[2:]
     i = 0
     while i < len(rest):
         arg = rest[i]
+        name, eq, value = arg.partition("=")
         if arg == "--":
-            script_args.extend(rest[i + 1 :])
+            inv.script_args.extend(rest[i + 1 :])
             break
-        if arg in ("--dump", "--logs"):
+        if arg in OPTIONS:
             if i + 1 >= len(rest):
                 raise SystemExit(f"framejit.inspect: {arg} needs a value\n\n{USAGE}")
-            if arg == "--dump":
-                dump_dir = rest[i + 1]
-            else:
-                logs = rest[i + 1]
+            setattr(inv, OPTIONS[arg], rest[i + 1])
             i += 2
             continue
-        if arg.startswith(("--dump=", "--logs=")):
-            name, _, value = arg.partition("=")
-            dump_dir, logs = (value, logs) if name == "--dump" else (dump_dir, value)
-            i += 1
-            continue
-        script_args.append(arg)
+        if eq and name in OPTIONS:
+            setattr(inv, OPTIONS[name], value)
+        else:
+            inv.script_args.append(arg)
         i += 1
-    return script, script_args, dump_dir, logs
+    if inv.output is not None and inv.command != "report":
+        raise SystemExit(f"framejit.inspect: -o/--output is for `report`\n\n{USAGE}")
+    if inv.command == "report" and inv.output is None:
+        inv.output = DEFAULT_REPORT
+    return inv
 
 
 def main(argv: list[str] | None = None) -> int:
-    script, script_args, dump_dir, logs = _parse(list(sys.argv[1:] if argv is None else argv))
-    if not os.path.exists(script):
-        raise SystemExit(f"framejit.inspect: no such script: {script}")
+    inv = _parse(list(sys.argv[1:] if argv is None else argv))
+    if not os.path.exists(inv.script):
+        raise SystemExit(f"framejit.inspect: no such script: {inv.script}")
     os.environ["FRAMEJIT_LOGS"] = (
-        logs if logs is not None else os.environ.get("FRAMEJIT_LOGS", "graph_breaks,recompiles")
+        inv.logs
+        if inv.logs is not None
+        else os.environ.get("FRAMEJIT_LOGS", "graph_breaks,recompiles")
     )
 
     from . import _graphcapture
@@ -69,13 +89,13 @@ def main(argv: list[str] | None = None) -> int:
         fj.set_logs(os.environ["FRAMEJIT_LOGS"])
     records: list[Any] = []
     unsubscribers = [fj.events.subscribe(records.append)]
-    if dump_dir is not None:
-        unsubscribers.append(fj.events.subscribe(Dumper(dump_dir)))
+    if inv.dump_dir is not None:
+        unsubscribers.append(fj.events.subscribe(Dumper(inv.dump_dir)))
     saved_argv = sys.argv
-    sys.argv = [script, *script_args]
+    sys.argv = [inv.script, *inv.script_args]
     status = 0
     try:
-        runpy.run_path(script, run_name="__main__")
+        runpy.run_path(inv.script, run_name="__main__")
     except SystemExit as exc:
         status = exc.code if isinstance(exc.code, int) else (0 if exc.code is None else 1)
     finally:
@@ -84,6 +104,13 @@ def main(argv: list[str] | None = None) -> int:
             unsubscribe()
         print("\n=== framejit summary ===", file=sys.stderr)
         print(summarize(records), file=sys.stderr)
-        if dump_dir is not None:
-            print(f"artifacts written to {dump_dir} (index.txt lists them)", file=sys.stderr)
+        if inv.dump_dir is not None:
+            print(f"artifacts written to {inv.dump_dir} (index.txt lists them)", file=sys.stderr)
+        if inv.output is not None:
+            from .report import write_report
+
+            write_report(
+                records, inv.output, title=f"framejit report: {os.path.basename(inv.script)}"
+            )
+            print(f"report written to {inv.output}", file=sys.stderr)
     return status

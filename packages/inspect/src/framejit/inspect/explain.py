@@ -14,6 +14,10 @@ from typing import Any
 from . import _graphcapture
 from .artifacts import op_name, op_nodes
 
+# The CompileRecord field where graphcapture counts frames it let run eagerly without a
+# record (trace rules); read when present.
+RAN_EAGERLY_FIELD = "frames_ran_eagerly"
+
 
 @dataclass
 class GraphSummary:
@@ -38,10 +42,17 @@ class GraphBreakSummary:
 @dataclass
 class RecompileSummary:
     function_name: str
-    reasons: list[str]
+    reasons: list[str]  # the first failing guard of each cache entry
+    failures: list[list[str]] = field(default_factory=list)  # every failing guard, per entry
 
     def __str__(self) -> str:
-        return f"{self.function_name}: " + "; ".join(self.reasons or ["(no reason recorded)"])
+        if not self.failures:
+            return f"{self.function_name}: " + "; ".join(self.reasons or ["(no reason recorded)"])
+        lines = [f"{self.function_name}: every failing guard of {len(self.failures)} cache entries"]
+        for i, per_entry in enumerate(self.failures):
+            lines.append(f"    entry {i}:")
+            lines.extend(f"      - {r}" for r in per_entry or ["(no failing guard found)"])
+        return "\n".join(lines)
 
 
 @dataclass
@@ -53,6 +64,16 @@ class ExplainOutput:
     recompiles: list[RecompileSummary] = field(default_factory=list)
     frames_compiled: int = 0
     frames_skipped: list[str] = field(default_factory=list)
+    # frames the capture layer chose not to intercept, counted by graphcapture (no record each)
+    frames_not_intercepted: int = 0
+
+    @property
+    def frames_ran_eagerly(self) -> int:
+        return len(self.frames_skipped) + self.frames_not_intercepted
+
+    @property
+    def recompile_count(self) -> int:
+        return len(self.recompiles)
 
     @property
     def graph_count(self) -> int:
@@ -76,6 +97,8 @@ class ExplainOutput:
             f"Graph count: {self.graph_count}",
             f"Graph break count: {self.graph_break_count}",
             f"Op count: {self.op_count}",
+            f"Frames that ran eagerly: {self.frames_ran_eagerly}",
+            f"Recompiles: {self.recompile_count}",
             "Ops per graph:",
         ]
         for g in self.graphs:
@@ -90,7 +113,7 @@ class ExplainOutput:
         if not self.recompiles:
             lines.append("  (none)")
         if self.frames_skipped:
-            lines.append("Frames left to the interpreter:")
+            lines.append("Frames that ran eagerly:")
             lines.extend(f"  {s}" for s in self.frames_skipped)
         return "\n".join(lines)
 
@@ -121,8 +144,15 @@ def summarize(records: Iterable[Any]) -> ExplainOutput:
             )
         if getattr(record, "is_recompile", False):
             out.recompiles.append(
-                RecompileSummary(name, list(getattr(record, "recompile_reasons", [])))
+                RecompileSummary(
+                    name,
+                    list(getattr(record, "recompile_reasons", [])),
+                    [list(f) for f in getattr(record, "recompile_failures", [])],
+                )
             )
+        out.frames_not_intercepted = max(
+            out.frames_not_intercepted, int(getattr(record, RAN_EAGERLY_FIELD, 0) or 0)
+        )
     return out
 
 
