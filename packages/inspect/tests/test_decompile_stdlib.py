@@ -8,14 +8,16 @@ compared with the original's, and the fraction that matches exactly is printed.
 from __future__ import annotations
 
 import ast
+import dis
 import importlib
+import re
 import types
 
 import pytest
 from helpers import normalized
 
 from framejit.inspect import decompile
-from framejit.inspect.decompiler import decompile_ast
+from framejit.inspect.decompiler import PSEUDO_MARK, decompile_ast
 
 MODULES = [
     "textwrap", "json.decoder", "json.encoder", "string", "colorsys", "heapq", "bisect",
@@ -80,8 +82,11 @@ def test_most_functions_round_trip_to_the_same_bytecode():
     exact = recovered = 0
     for fn in FUNCTIONS:
         try:
-            source = compile(ast.unparse(decompile_ast(fn)), "<decompiled>", "exec")
+            text = ast.unparse(decompile_ast(fn))
+            source = compile(text, "<decompiled>", "exec")
         except Exception:
+            continue
+        if PSEUDO_MARK in text:  # a nested function or comprehension left as pseudo-code
             continue
         recovered += 1
         new = next(c for c in source.co_consts if isinstance(c, types.CodeType))
@@ -111,3 +116,69 @@ def test_selected_functions_behave_the_same_after_a_round_trip(name):
     new = recompile(fn)
     for args in samples:
         assert outcome(new, args) == outcome(fn, args)
+
+
+NAME_OPS = {
+    "LOAD_GLOBAL", "LOAD_NAME", "STORE_NAME", "DELETE_NAME", "STORE_GLOBAL", "DELETE_GLOBAL",
+    "LOAD_ATTR", "LOAD_METHOD", "STORE_ATTR", "DELETE_ATTR", "IMPORT_NAME", "IMPORT_FROM",
+    "LOAD_FAST", "STORE_FAST", "DELETE_FAST", "LOAD_DEREF", "STORE_DEREF", "DELETE_DEREF",
+    "LOAD_FAST_CHECK", "LOAD_SUPER_ATTR", "LOAD_FROM_DICT_OR_GLOBALS", "LOAD_FROM_DICT_OR_DEREF",
+    "LOAD_FAST_LOAD_FAST", "STORE_FAST_LOAD_FAST", "STORE_FAST_STORE_FAST",
+}  # fmt: skip
+# names the compiler adds itself (zero-argument super, class-body bookkeeping, temporaries)
+IMPLICIT_NAMES = {"__class__", "__module__", "__qualname__", "__classcell__", "__doc__", "__name__"}
+
+
+def referenced_names(code: types.CodeType) -> set[str]:
+    """Every name an instruction of ``code`` (or of a nested code object) uses."""
+    names = set()
+    for ins in dis.get_instructions(code):
+        if ins.opname in NAME_OPS:
+            values = ins.argval if isinstance(ins.argval, tuple) else (ins.argval,)
+            for value in values:
+                if isinstance(value, str):
+                    names.update(value.split("."))
+    for const in code.co_consts:
+        if isinstance(const, types.CodeType):
+            names |= referenced_names(const)
+    return {n for n in names if n.isidentifier() and n not in IMPLICIT_NAMES}
+
+
+def test_no_name_the_bytecode_uses_vanishes():
+    """Anything not rebuilt is marked pseudo-code: every name an instruction uses appears."""
+    lost = []
+    for fn in FUNCTIONS:
+        words = set(re.findall(r"\w+", decompile(fn)))
+        missing = referenced_names(fn.__code__) - words
+        if missing:
+            lost.append(f"{fn.__module__}.{fn.__qualname__}: {sorted(missing)}")
+    assert not lost, "\n".join(lost[:20])
+
+
+@pytest.mark.parametrize(
+    "name",
+    [
+        "dataclasses._hash_add",
+        "dataclasses._get_slots",
+        "contextlib.AsyncContextDecorator.__call__",
+    ],
+)
+def test_functions_that_once_lost_code(name):
+    module, _, attr = name.partition(".")
+    fn = importlib.import_module(module)
+    for part in attr.split("."):
+        fn = getattr(fn, part)
+    source = decompile(fn)
+    compile(source, "<decompiled>", "exec")
+    assert referenced_names(fn.__code__) <= set(re.findall(r"\w+", source))
+
+
+def test_textwrap_dedent_split_is_dead_code_not_lost():
+    # `if 0 and margin: ... text.split(...)` is removed by the compiler: `split` stays in
+    # co_names but no instruction uses it, so the decompiled source rightly has no split
+    import textwrap
+
+    code = textwrap.dedent.__code__
+    assert "split" in code.co_names and "split" not in referenced_names(code)
+    source = decompile(textwrap.dedent)
+    assert PSEUDO_MARK not in source and referenced_names(code) <= set(re.findall(r"\w+", source))

@@ -9,14 +9,13 @@ pseudo-code with a comment; ``decompile`` itself never raises for a code object.
 Modules: ``versions`` (the per-version opcode table), ``bytecode`` (instructions,
 exception table, reachability), ``engine`` (blocks and dispatch), ``ops``
 (expression and simple-statement handlers), ``control`` (if/loops/try),
-``functions`` (def/lambda/class/comprehensions), ``passes`` (cleanups).
+``functions`` (def/lambda/class/comprehensions), ``passes`` (cleanups), ``pseudo``
+(marked pseudo-code for what cannot be rebuilt).
 """
 
 from __future__ import annotations
 
 import ast
-import dis
-import io
 import types
 
 from . import passes
@@ -24,9 +23,10 @@ from .control import ControlFlow
 from .engine import Engine, Shared, Unsupported
 from .functions import CO_COROUTINE, FunctionOps, identifier, signature
 from .ops import ExpressionOps
+from .pseudo import PSEUDO_MARK, pseudo_source
 from .values import constant
 
-__all__ = ["Decompiler", "decompile", "decompile_ast"]
+__all__ = ["PSEUDO_MARK", "Decompiler", "decompile", "decompile_ast"]
 
 
 class Decompiler(ControlFlow, FunctionOps, ExpressionOps, Engine):
@@ -101,8 +101,9 @@ def decompile_ast(obj) -> ast.Module:
 def decompile(obj) -> str:
     """Readable Python source for a code object or function; never raises for code objects.
 
-    Constructs that cannot be recovered become pseudo-code: the function's
-    signature, a comment saying why, and the bytecode listing as comments.
+    Constructs that cannot be recovered become marked pseudo-code (``PSEUDO_MARK``): the
+    function's signature, why, the bytecode listing and each nested code object decompiled
+    on its own, so no part of the original vanishes.
     """
     code, _, _ = _code_of(obj)
     try:
@@ -115,15 +116,5 @@ def decompile(obj) -> str:
 
 
 def _fallback(code: types.CodeType, reason: str) -> str:
-    listing = io.StringIO()
-    dis.dis(code, file=listing, depth=0)
-    lines = [f"    # {line}" for line in listing.getvalue().splitlines() if line.strip()]
     header = f"def {identifier(code.co_name)}({ast.unparse(signature(code))}):"
-    message = f"framejit.inspect could not decompile {code.co_name}: {reason}"
-    body = [
-        f"    pass  # {' '.join(message.split())}",
-        "    # bytecode:",
-        *lines,
-        f"    raise NotImplementedError({message!r})",
-    ]
-    return "\n".join([header, *body]) + "\n"
+    return pseudo_source(code, reason, header)

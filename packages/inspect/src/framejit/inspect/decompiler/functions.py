@@ -15,6 +15,7 @@ import types
 from dataclasses import dataclass, field
 
 from .engine import Block, Unsupported
+from .pseudo import pseudo_body
 from .values import FunctionValue, Marker, comment, constant
 
 COMPREHENSION_KINDS = {
@@ -128,8 +129,17 @@ class FunctionOps:
         return None
 
     # ---------------------------------------------------------------- def / lambda
+    def nested_body(self, code: types.CodeType) -> list[ast.stmt]:
+        """A nested function's body, or marked pseudo-code for it (never dropped)."""
+        try:
+            return self.nested(code).body_statements()
+        except RecursionError:
+            return pseudo_body(code, "nesting too deep")
+        except Exception as exc:
+            return pseudo_body(code, str(exc) if isinstance(exc, Unsupported) else repr(exc))
+
     def function_def(self, fn: FunctionValue, name: str, decorators: list[ast.expr]) -> ast.stmt:
-        body = self.nested(fn.code).body_statements()
+        body = self.nested_body(fn.code)
         args = signature(fn.code, fn.defaults, fn.kwdefaults, fn.annotations)
         node_type = (
             ast.AsyncFunctionDef
@@ -190,12 +200,15 @@ class FunctionOps:
 
     def comprehension(self, fn: FunctionValue, iterable: ast.expr, blk: Block) -> ast.expr:
         kind = COMPREHENSION_KINDS[fn.code.co_name]
-        inner = self.nested(fn.code, comprehension=True)
-        body = inner.body_statements(keep_final_return=True)
+        try:
+            inner = self.nested(fn.code, comprehension=True)
+            body = inner.body_statements(keep_final_return=True)
+        except Unsupported as exc:
+            return self._pseudo_comprehension(fn, iterable, str(exc), blk)
         loops = [s for s in body if isinstance(s, ast.For)]
         built = _fold_comprehension(loops[0], kind) if len(loops) == 1 else None
         if built is None:
-            raise Unsupported(f"{fn.code.co_name} with an unusual shape")
+            return self._pseudo_comprehension(fn, iterable, "an unusual shape", blk)
         generators, element = built
         generators[0].iter = _replace_name(generators[0].iter, "__iterable", iterable)
         if kind == "list":
@@ -205,6 +218,14 @@ class FunctionOps:
         if kind == "dict":
             return ast.DictComp(element[0], element[1], generators)
         return ast.GeneratorExp(element[0], generators)
+
+    def _pseudo_comprehension(self, fn, iterable: ast.expr, reason: str, blk: Block) -> ast.expr:
+        """A comprehension that cannot be folded: a marked pseudo-code function, called."""
+        kind = COMPREHENSION_KINDS[fn.code.co_name]
+        name = f"__pseudo_{kind}_comprehension_{fn.code.co_firstlineno}"
+        args = ast.arguments([], [ast.arg("__iterable")], None, [], [], None, [])
+        blk.emit(ast.FunctionDef(name, args, pseudo_body(fn.code, reason), [], None))
+        return ast.Call(ast.Name(name), [iterable], [])
 
 
 def _replace_name(node: ast.expr, name: str, replacement: ast.expr) -> ast.expr:
