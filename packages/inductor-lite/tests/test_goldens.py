@@ -20,7 +20,7 @@ from framejit.inductor_lite.compile_fx import render_kernels
 
 GOLDENS = Path(__file__).parent / "goldens"
 UPDATE = os.environ.get("FRAMEJIT_UPDATE_GOLDENS") == "1"
-SUFFIX = {"cpp": ".cpp", "triton": ".py"}
+SUFFIX = {"cpp": ".cpp", "triton": ".triton"}  # not .py: goldens are not linted
 
 
 def _check(language: str, name: str, fn, make_inputs) -> None:
@@ -45,3 +45,9 @@ def _check(language: str, name: str, fn, make_inputs) -> None:
 @pytest.mark.parametrize("name,fn,make_inputs", CASES, ids=[c[0] for c in CASES])
 def test_cpp_golden(name, fn, make_inputs):
     _check("cpp", name, fn, make_inputs)
+
+
+@pytest.mark.parametrize("name,fn,make_inputs", CASES, ids=[c[0] for c in CASES])
+def test_triton_golden(name, fn, make_inputs):
+    pytest.importorskip("triton")  # rendering needs no GPU, only the package
+    _check("triton", name, fn, make_inputs)

@@ -166,6 +166,7 @@ def _compile(aten_graph: AtenGraph, generator: Any) -> Callable[..., Any]:
     gm = aten_graph.gm
     graph, steps, groups = _schedule_aten(aten_graph)
     generated = generator.generate(groups, graph.buffers)
+    generated.device = graph.device.type
     builder = WrapperBuilder(graph, steps, generated, aten_graph.out_spec)
     wrapper_source = builder.build()
     future = generator.load(generated) if groups else None

@@ -34,6 +34,16 @@ class Config:
         default_factory=lambda: _env_int("FRAMEJIT_PARALLEL_MIN_WORK", 32768)
     )
     compile_threads: int = 4
+    # Triton: a reduction row up to this many elements (rounded up to a power of two) is
+    # one block (persistent); longer rows loop over blocks.
+    triton_persistent_max: int = field(
+        default_factory=lambda: _env_int("FRAMEJIT_TRITON_PERSISTENT_MAX", 4096)
+    )
+    # Triton: time a few launch configs per kernel on its first call, keep the fastest
+    # (cached on disk per shape signature); off: the heuristic config.
+    triton_autotune: bool = field(
+        default_factory=lambda: _env_flag("FRAMEJIT_TRITON_AUTOTUNE", False)
+    )
 
     @property
     def cache_dir(self) -> Path:

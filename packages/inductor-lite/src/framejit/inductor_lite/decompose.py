@@ -49,13 +49,13 @@ def _fake_input(mode: FakeTensorMode, value: Any) -> Any:
         raise Unsupported(f"graph input of type {type(value).__name__}")
     if any(isinstance(s, torch.SymInt) for s in (*value.shape, *value.stride())):
         raise Unsupported("symbolic (dynamic) sizes are not supported yet")
-    if value.device.type != "cpu":
-        raise Unsupported(f"input on device {value.device}; the C++ generator is CPU-only")
+    if value.device.type not in ("cpu", "cuda"):
+        raise Unsupported(f"input on device {value.device}: kernels are for CPU and CUDA only")
     if value.is_sparse or value.layout != torch.strided:
         raise Unsupported("non-strided input layout")
     with mode:
         return torch.empty_strided(
-            tuple(value.shape), tuple(value.stride()), dtype=value.dtype, device="cpu"
+            tuple(value.shape), tuple(value.stride()), dtype=value.dtype, device=value.device
         )
 
 

@@ -31,6 +31,8 @@ from .ir import (
     ReductionBody,
     TensorValue,
     contiguous_strides,
+    kernel_device,
+    same_device,
 )
 from .loop_body import trace
 from .lowering import EXTERN_BY_DESIGN, LOWERINGS, SUPPORTED_DTYPES, LoweringContext, NotLowered
@@ -48,6 +50,7 @@ class GraphLowering:
     def __init__(self, gm: torch.fx.GraphModule, fake_inputs: list[Any]) -> None:
         self.gm = gm
         self.fake_inputs = fake_inputs
+        self.device = kernel_device(fake_inputs)  # ops on other devices stay in ATen
         self.buffers: dict[str, Buffer] = {}
         self.steps: list[ComputedBuffer | ExternCall] = []
         self.inputs: list[InputBuffer | Any] = []  # InputBuffer, or the specialized scalar
@@ -182,8 +185,8 @@ class GraphLowering:
             if isinstance(meta, torch.Tensor):
                 if meta.dtype not in SUPPORTED_DTYPES:
                     return f"{node.target}: dtype {meta.dtype} stays in ATen"
-                if meta.device.type != "cpu":
-                    return f"{node.target}: device {meta.device}"
+                if not same_device(meta.device, self.device):
+                    return f"{node.target}: tensor on {meta.device}, kernels run on {self.device}"
         return ""
 
     def _after(self, node: torch.fx.Node) -> None:

@@ -52,6 +52,18 @@ def strided_index(
     return expr
 
 
+def kernel_device(values: list[Any]) -> torch.device:
+    """Where a graph's kernels run: the first CUDA input's device, else the CPU."""
+    for value in values:
+        if isinstance(value, torch.Tensor) and value.device.type == "cuda":
+            return value.device
+    return torch.device("cpu")
+
+
+def same_device(a: torch.device, b: torch.device) -> bool:
+    return a.type == b.type and (a.index is None or b.index is None or a.index == b.index)
+
+
 # --------------------------------------------------------------------------- buffers
 
 

@@ -7,6 +7,7 @@ from typing import Any
 
 import torch
 
+from .ir import same_device
 from .lowering import (
     FLOAT_DTYPES,
     LoweringContext,
@@ -371,8 +372,8 @@ def gelu(ctx: LoweringContext, x: Any, *, approximate: str = "none") -> Any:
 @register(aten._to_copy.default)
 def to_copy(ctx: LoweringContext, x: Any, **kwargs: Any) -> Any:
     device = kwargs.get("device")
-    if device is not None and torch.device(device).type != "cpu":
-        raise NotLowered("_to_copy to another device")
+    if device is not None and not same_device(torch.device(device), ctx.graph.device):
+        raise NotLowered(f"_to_copy to {device}, kernels run on {ctx.graph.device}")
     if kwargs.get("layout") not in (None, torch.strided):
         raise NotLowered("_to_copy to another layout")
     return pointwise(ctx, lambda v: v, [x], compute_dtype=ctx.out_dtype)

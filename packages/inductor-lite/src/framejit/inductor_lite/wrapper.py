@@ -43,8 +43,26 @@ class WrapperBuilder:
             "_tree_leaves": pytree.tree_leaves,
         }
         self.lines: list[str] = []
+        self.preamble: list[str] = []  # module-level definitions before `call`
         self._constants = 0
         self._read: set[str] = set()  # buffers some step or the output reads
+
+    def device_check(self, name: str) -> str:
+        """The condition that an input is not on the compiled device."""
+        device = self.graph.device
+        if device.type == "cpu":
+            return f"not {name}.is_cpu"
+        return f"{name}.device != {self.const(device)}"
+
+    def device_arg(self) -> str:
+        device = self.graph.device
+        return "" if device.type == "cpu" else f", device={self.const(device)}"
+
+    def allocate(self, buffer: Any) -> str:
+        return (
+            f"_empty({buffer.size!r}, {buffer.stride!r}, "
+            f"dtype={self.const(buffer.dtype)}{self.device_arg()})"
+        )
 
     def const(self, value: Any) -> str:
         if value is None or isinstance(value, (bool, str)):
@@ -93,7 +111,7 @@ class WrapperBuilder:
                 dtype = self.const(value.dtype)
                 checks.append(
                     f"{name}.size() != {value.size!r} or {name}.stride() != {value.stride!r} "
-                    f"or {name}.dtype is not {dtype} or not {name}.is_cpu"
+                    f"or {name}.dtype is not {dtype} or {self.device_check(name)}"
                 )
                 grad_checks.append(f"{name}.requires_grad")
             else:
@@ -114,7 +132,7 @@ class WrapperBuilder:
             )
         self._emit_steps()
         self._emit_return()
-        return "\n".join(self.lines)
+        return "\n\n".join([*self.preamble, "\n".join(self.lines)])
 
     def _emit_steps(self) -> None:
         emit = self.lines.append
@@ -143,16 +161,16 @@ class WrapperBuilder:
                     if free.get(key) and buffer.name not in keep:
                         emit(f"    {buffer.name} = {free[key].pop()}")
                     else:
-                        emit(
-                            f"    {buffer.name} = _empty({buffer.size!r}, {buffer.stride!r}, dtype={self.const(buffer.dtype)})"
-                        )
+                        emit(f"    {buffer.name} = {self.allocate(buffer)}")
                     if buffer.name not in keep:
                         pending_free.append(
                             (last_read.get(buffer.name, position), buffer.name, key)
                         )
                 spec = self.kernels.kernels[step.name]
                 self.namespace[f"_k_{step.name}"] = None  # bound when the library is loaded
-                call = f"_k_{step.name}({', '.join(f'{n}.data_ptr()' for n in spec.buffers)})"
+                for name in spec.scratch:  # memory the kernel needs for the call only
+                    emit(f"    {name} = {self.allocate(self.graph.buffers[name])}")
+                call = self.kernel_call(step.name)
                 if spec.checks_bounds:
                     emit(f"    if {call}:")
                     emit("        return _fallback(args, 'an index was out of range')")
@@ -160,6 +178,17 @@ class WrapperBuilder:
                     emit(f"    {call}")
             else:
                 self._emit_extern(step)
+
+    def kernel_call(self, name: str) -> str:
+        spec = self.kernels.kernels[name]
+        if not self.kernels.takes_tensors:
+            return f"_k_{name}({', '.join(f'{n}.data_ptr()' for n in spec.buffers)})"
+        # Triton: the grid is computed here, from the block size the launcher picks
+        xnumel = spec.launch["xnumel"]
+        self.preamble.append(
+            f"def _grid_{name}(XBLOCK):\n    return ((({xnumel} + XBLOCK - 1) // XBLOCK), 1, 1)"
+        )
+        return f"_k_{name}({''.join(f'{n}, ' for n in spec.buffers)}grid=_grid_{name})"
 
     def _emit_extern(self, call: ExternCall) -> None:
         emit = self.lines.append
@@ -177,7 +206,7 @@ class WrapperBuilder:
             emit(f"    {buffer.name} = {source}")
             emit(f"    if {buffer.name}.stride() != {buffer.stride!r}:")
             emit(
-                f"        {buffer.name} = _empty({buffer.size!r}, {buffer.stride!r}, dtype={buffer.name}.dtype).copy_({buffer.name})"
+                f"        {buffer.name} = _empty({buffer.size!r}, {buffer.stride!r}, dtype={buffer.name}.dtype, device={buffer.name}.device).copy_({buffer.name})"
             )
 
     def _emit_return(self) -> None:

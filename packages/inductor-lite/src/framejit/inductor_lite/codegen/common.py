@@ -15,6 +15,10 @@ class KernelSpec:
     name: str
     buffers: list[str]  # argument order: one data pointer per buffer name
     checks_bounds: bool = False  # returns nonzero when an index was out of range
+    # buffers the kernel needs in memory that the schedule keeps in registers (the wrapper
+    # allocates them for the call)
+    scratch: list[str] = field(default_factory=list)
+    launch: dict[str, Any] = field(default_factory=dict)  # what a launcher needs (Triton)
 
 
 @dataclass
@@ -22,6 +26,12 @@ class GeneratedKernels:
     language: str
     source: str
     kernels: dict[str, KernelSpec] = field(default_factory=dict)
+    device: str = "cpu"  # where the kernels run (Triton: "cpu" means interpreted)
+
+    @property
+    def takes_tensors(self) -> bool:
+        """Kernels take the tensors themselves (Triton), not their data pointers (C++)."""
+        return self.language == "triton"
 
 
 class KernelCodegen(Protocol):
