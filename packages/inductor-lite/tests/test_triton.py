@@ -229,3 +229,47 @@ def test_default_codegen_picks_by_device():
     assert "@triton.jit" not in compiled.source_code  # CPU tensors: C++ unless asked
     compiled = compile_fx(torch.fx.symbolic_trace(lambda x: x + 1), [x], codegen="triton")
     assert "@triton.jit" in compiled.source_code and "grid=_grid_kernel0" in compiled.source_code
+
+
+def test_a_failing_kernel_runs_the_graph_eagerly(monkeypatch):
+    from framejit.inductor_lite.codegen import triton_runtime
+
+    monkeypatch.setattr(config, "strict", False)
+    x = torch.randn(5, 3)
+    compiled = compile_fx(torch.fx.symbolic_trace(lambda x: x.exp() + 1), [x], codegen="triton")
+
+    def broken(*args, **kwargs):
+        raise RuntimeError("simulated Triton compile error")
+
+    monkeypatch.setattr(triton_runtime.Launcher, "_launch", broken)
+    for _ in range(2):
+        torch.testing.assert_close(compiled(x), x.exp() + 1)
+
+
+def test_mixed_device_graph_falls_back_per_op():
+    """CUDA graphs are lowered for Triton; ops on another device stay in ATen, with reasons.
+    Rendered from fake CUDA tensors, so no GPU is needed."""
+    from torch._subclasses.fake_tensor import FakeTensorMode
+
+    from framejit.inductor_lite.compile_fx import _lower_and_schedule, render_kernels
+    from framejit.inductor_lite.wrapper import WrapperBuilder
+
+    def fn(x, y):
+        return torch.softmax(x * 2, -1), y + 1, x.cpu() * 3
+
+    with FakeTensorMode():
+        x, y = torch.empty(4, 9, device="cuda"), torch.empty(3)
+    gm = torch.fx.symbolic_trace(fn)
+    aten, graph, steps, groups = _lower_and_schedule(gm, [x, y])
+    assert graph.device.type == "cuda"
+    reasons = " | ".join(graph.fallback_reasons)
+    assert "aten.add.Tensor: tensor on cpu, kernels run on cuda" in reasons
+    assert "aten._to_copy.default: tensor on cpu" in reasons
+    assert len(groups) == 1  # the softmax
+    source = render_kernels(gm, [x, y], "triton")
+    assert "tl.reduce" in source
+    from framejit.inductor_lite.codegen import get_codegen
+
+    generated = get_codegen("triton").generate(groups, graph.buffers)
+    wrapper = WrapperBuilder(graph, steps, generated, aten.out_spec).build()
+    assert "arg0.device != " in wrapper and "device=" in wrapper

@@ -171,7 +171,10 @@ class WrapperBuilder:
                 for name in spec.scratch:  # memory the kernel needs for the call only
                     emit(f"    {name} = {self.allocate(self.graph.buffers[name])}")
                 call = self.kernel_call(step.name)
-                if spec.checks_bounds:
+                if self.kernels.takes_tensors:  # nonzero: a bad index, or the launch failed
+                    emit(f"    if {call}:")
+                    emit(f"        return _fallback(args, _k_{step.name}.failure)")
+                elif spec.checks_bounds:
                     emit(f"    if {call}:")
                     emit("        return _fallback(args, 'an index was out of range')")
                 else:

@@ -8,33 +8,33 @@ numpy functions over the interpreter's tensors; the kernel source is the same ei
 from __future__ import annotations
 
 import types
+from typing import Any
 
-import numpy as np
-
-# name in libdevice -> numpy function
+# name in libdevice -> numpy function (numpy is only needed by the interpreter)
 NUMPY_EQUIVALENTS = {
-    "tanh": np.tanh,
-    "tan": np.tan,
-    "sinh": np.sinh,
-    "cosh": np.cosh,
-    "asin": np.arcsin,
-    "acos": np.arccos,
-    "atan": np.arctan,
-    "asinh": np.arcsinh,
-    "acosh": np.arccosh,
-    "atanh": np.arctanh,
-    "expm1": np.expm1,
-    "log1p": np.log1p,
-    "log10": np.log10,
-    "nearbyint": np.rint,
-    "trunc": np.trunc,
-    "atan2": np.arctan2,
-    "fmod": np.fmod,
-    "pow": np.power,
+    "tanh": "tanh",
+    "tan": "tan",
+    "sinh": "sinh",
+    "cosh": "cosh",
+    "asin": "arcsin",
+    "acos": "arccos",
+    "atan": "arctan",
+    "asinh": "arcsinh",
+    "acosh": "arccosh",
+    "atanh": "arctanh",
+    "expm1": "expm1",
+    "log1p": "log1p",
+    "log10": "log10",
+    "nearbyint": "rint",
+    "trunc": "trunc",
+    "atan2": "arctan2",
+    "fmod": "fmod",
+    "pow": "power",
 }
 
 
-def _erfc(x: np.ndarray) -> np.ndarray:
+def _erfc(x: Any) -> Any:
+    import numpy as np
     import torch
 
     return torch.special.erfc(torch.from_numpy(np.ascontiguousarray(x))).numpy()
@@ -42,6 +42,7 @@ def _erfc(x: np.ndarray) -> np.ndarray:
 
 def _interpreted(fn):
     def call(*args):
+        import numpy as np
         import triton.language as tl
         from triton.runtime.interpreter import TensorHandle
 
@@ -60,9 +61,12 @@ def _interpreted(fn):
 
 
 def _interpreter_libdevice() -> types.ModuleType:
+    import numpy as np
+
     module = types.ModuleType("framejit_interpreted_libdevice")
-    for name, fn in {**NUMPY_EQUIVALENTS, "erfc": _erfc}.items():
-        setattr(module, name, _interpreted(fn))
+    for name, np_name in NUMPY_EQUIVALENTS.items():
+        setattr(module, name, _interpreted(getattr(np, np_name)))
+    module.erfc = _interpreted(_erfc)
     return module
 
 

@@ -106,9 +106,11 @@ class Launcher:
         self.interpret = interpret
         self.config: LaunchConfig | None = None
         self.tuned: dict[str, float] = {}  # config -> seconds, when autotuned
+        self.broken = False
+        self.failure = ""
 
-    def _launch(self, config: LaunchConfig, tensors: tuple[Any, ...], grid: Callable) -> int:
-        size = grid(config.XBLOCK)
+    def _launch(self, chosen: LaunchConfig, tensors: tuple[Any, ...], grid: Callable) -> int:
+        size = grid(chosen.XBLOCK)
         if size[0] == 0:
             return 0
         args = list(tensors)
@@ -117,23 +119,37 @@ class Launcher:
             device = tensors[0].device if tensors else "cpu"
             err = torch.zeros(1, dtype=torch.int32, device=device)
             args.append(err)
-        kwargs: dict[str, Any] = {"XBLOCK": config.XBLOCK}
-        if config.RBLOCK is not None:
-            kwargs["RBLOCK"] = config.RBLOCK
+        kwargs: dict[str, Any] = {"XBLOCK": chosen.XBLOCK}
+        if chosen.RBLOCK is not None:
+            kwargs["RBLOCK"] = chosen.RBLOCK
         if self.interpret:
             import numpy as np
 
             with np.errstate(all="ignore"):  # masked-off lanes compute on zeros
                 self.fn[size](*args, **kwargs)
         else:
-            self.fn[size](*args, num_warps=config.num_warps, **kwargs)
+            self.fn[size](*args, num_warps=chosen.num_warps, **kwargs)
         return int(err.item()) if err is not None else 0
 
     def __call__(self, *tensors: Any, grid: Callable[[int], tuple[int, ...]]) -> int:
-        config = self.config
-        if config is None:
-            config = self.config = self._choose(tensors, grid)
-        return self._launch(config, tensors, grid)
+        """0 when the kernel ran; nonzero (reason in `failure`) when the graph must run
+        eagerly instead: an out-of-range index, or a kernel Triton could not compile/run."""
+        if self.broken:
+            return 1
+        try:
+            chosen = self.config
+            if chosen is None:
+                chosen = self.config = self._choose(tensors, grid)
+            flagged = self._launch(chosen, tensors, grid)
+        except Exception as error:
+            if config.strict:
+                raise
+            self.broken = True
+            self.failure = f"Triton kernel {self.spec.name} failed: {type(error).__name__}: {error}"
+            log.warning("inductor-lite: %s; the graph runs eagerly from now on", self.failure)
+            return 1
+        self.failure = "an index was out of range"
+        return flagged
 
     def _choose(self, tensors: tuple[Any, ...], grid: Callable) -> LaunchConfig:
         meta = self.spec.launch
