@@ -19,17 +19,25 @@ CONSTRAINTS = str(ROOT / "constraints.txt")
 PACKAGES = ROOT / "packages"
 TORCH_PYTHON = "3.11"  # the torch wheel on disk is for CPython 3.11 only
 FRAMEEVAL_PYTHONS = ["3.11", "3.12", "3.13"]
+# capture on every interpreter the hook supports; on 3.12/3.13 torch==2.13.0 is the CUDA build
+# from the registry (runs on the CPU; pip's cache keeps later installs short)
+CAPTURE_PYTHONS = ["3.11", "3.12", "3.13"]
 
 nox.options.default_venv_backend = "venv"  # pip-backed: uv would download a CUDA torch
 nox.options.error_on_missing_interpreters = True
+# 3.11 first, so a failure shows before the 3.12/3.13 torch installs run
 nox.options.sessions = [
     "frameeval",
     "guards",
-    "graphcapture",
+    "graphcapture-3.11",
     "inductor_lite",
     "inspect",
-    "integration",
+    "integration-3.11",
     "lint",
+    "graphcapture-3.12",
+    "integration-3.12",
+    "graphcapture-3.13",
+    "integration-3.13",
 ]
 
 # Each package and the framejit packages it depends on (install order matters for nothing:
@@ -68,7 +76,7 @@ def guards(session: nox.Session) -> None:
 TINYPKG = PACKAGES / "graphcapture" / "tests" / "fixtures" / "tinypkg"
 
 
-@nox.session(python=TORCH_PYTHON)
+@nox.session(python=CAPTURE_PYTHONS)
 def graphcapture(session: nox.Session) -> None:
     # a tiny model library installed into site-packages (not editable): third-party code
     # must be traced like user code
@@ -91,7 +99,7 @@ def inspect(session: nox.Session) -> None:
 ALL_PACKAGES = [str(PACKAGES / name) for name in DEPENDS]
 
 
-@nox.session(python=TORCH_PYTHON)
+@nox.session(python=CAPTURE_PYTHONS)
 def integration(session: nox.Session) -> None:
     """Every package together: the seed walkthrough, real models, differential tests."""
     # transformers: the GPT-2 (tiny config) report test builds the model from a config, no weights

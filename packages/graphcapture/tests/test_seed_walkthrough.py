@@ -4,12 +4,20 @@ from __future__ import annotations
 
 import importlib
 import operator
+import sys
 import types
 
 import torch
 
 from framejit import frameeval as fe
 from framejit import graphcapture as fj
+
+# toy_example's graph break (the `if`) and its two resume points, as bytecode offsets of each
+# CPython: what framejit prints on each version, and what torch.compile names its resume
+# functions there (test_resume_offsets_match_torch_compile); the seed shows 3.11's.
+SEED_OFFSETS = {(3, 11): (100, (102, 112)), (3, 12): (92, (94, 104)), (3, 13): (94, (98, 108))}
+BREAK_AT, (RESUME_A, RESUME_B) = SEED_OFFSETS[sys.version_info[:2]]
+NAME_A, NAME_B = f"__resume_at_{RESUME_A}_1", f"__resume_at_{RESUME_B}_2"
 
 
 def toy_example(a, b):
@@ -63,25 +71,25 @@ def test_rewritten_code_calls_compiled_fn_and_resume_functions():
     first = records[0]
     assert first.function_name == "toy_example"
     assert [g.name for g in first.graphs] == ["__compiled_fn_0"]
-    assert set(first.resume_functions) == {"__resume_at_102_1", "__resume_at_112_2"}
+    assert set(first.resume_functions) == {NAME_A, NAME_B}
     names = set(first.transformed_code.co_names)
-    assert {"__compiled_fn_0", "__resume_at_102_1", "__resume_at_112_2"} <= names
-    for name in ("__compiled_fn_0", "__resume_at_102_1", "__resume_at_112_2"):
+    assert {"__compiled_fn_0", NAME_A, NAME_B} <= names
+    for name in ("__compiled_fn_0", NAME_A, NAME_B):
         assert name in toy_example.__globals__
-    resume = toy_example.__globals__["__resume_at_102_1"]
+    resume = toy_example.__globals__[NAME_A]
     assert isinstance(resume, types.FunctionType)
     assert resume.__code__.co_varnames[: resume.__code__.co_argcount] == ("b", "x")
     [brk] = first.graph_breaks
     assert brk.reason == "data-dependent branch: if on a Tensor"
     assert brk.source_line == "if b.sum() < 0:"
-    assert brk.offset == 100
+    assert brk.offset == BREAK_AT
     assert brk.lineno == toy_example.__code__.co_firstlineno + 2
 
 
 def test_resume_functions_are_captured_on_their_first_call():
     _, records = _compile_and_run(n=40)
     compiled_names = {r.function_name for r in records}
-    assert compiled_names == {"toy_example", "__resume_at_102_1", "__resume_at_112_2"}
+    assert compiled_names == {"toy_example", NAME_A, NAME_B}
     for r in records:
         if r.function_name.startswith("__resume"):
             assert len(r.graphs) == 1 and not r.graph_breaks
@@ -122,5 +130,5 @@ def test_resume_offsets_match_torch_compile():
     dynamo.reset()
     _, records = _compile_and_run()
     ours = {k.rsplit("_", 1)[0] for k in records[0].resume_functions}
-    assert ours == {"__resume_at_102", "__resume_at_112"}
+    assert ours == {f"__resume_at_{RESUME_A}", f"__resume_at_{RESUME_B}"}
     assert ours <= torch_names

@@ -483,6 +483,7 @@ def _emit_break(cg, tx, inst, deep, top, produced, live_by_target, resumes) -> N
     for name, vt in live:
         _reconstruct_local(cg, name, vt)
     nargs = sum(1 for v in deep if not isinstance(v, NullVariable)) + produced + len(live)
+    nargs += fn is not None and fn.first_local is not None  # passed before the stack values
     cg.call(nargs)
     cg.emit("RETURN_VALUE")
 
@@ -507,6 +508,7 @@ def _emit_conditional_break(cg, tx, inst, deep, top, live_by_target, resumes) ->
         for name, vt in live:
             _reconstruct_local(cg, name, vt)
         nargs = sum(1 for v in deep if not isinstance(v, NullVariable)) + len(live)
+        nargs += fn is not None and fn.first_local is not None
         cg.call(nargs)
         cg.emit("RETURN_VALUE")
 
