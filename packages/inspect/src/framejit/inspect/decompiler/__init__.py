@@ -6,7 +6,7 @@ precedence and f-strings unparse correctly) over control structures recovered
 from jumps and the exception table.  What cannot be recovered is emitted as
 pseudo-code with a comment; ``decompile`` itself never raises for a code object.
 
-Modules: ``versions`` (the per-version opcode table), ``bytecode`` (instructions,
+Modules: ``opcodes`` (opcode groups), ``bytecode`` (frameeval's canonical instructions,
 exception table, reachability), ``engine`` (blocks and dispatch), ``ops``
 (expression and simple-statement handlers), ``control`` (if/loops/try),
 ``functions`` (def/lambda/class/comprehensions), ``passes`` (cleanups), ``pseudo``

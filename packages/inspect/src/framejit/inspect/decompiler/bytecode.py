@@ -1,17 +1,20 @@
 """Bytecode as the decompiler sees it: canonical instructions, the exception table, reachability.
 
-Everything here is pure analysis of one code object; nothing is decompiled yet.
-Jump targets and exception-table ranges are converted from byte offsets to
-instruction indices, so the rest of the decompiler never does offset arithmetic.
+Everything here is pure analysis of one code object; nothing is decompiled yet.  The
+instructions come from ``framejit.frameeval.bytecode`` (the one version-neutral layer
+graphcapture also traces with): canonical names, jump targets and exception-table
+ranges as instruction indices, so the decompiler never does offset arithmetic and
+never tests the interpreter version.
 """
 
 from __future__ import annotations
 
-import dis
 import types
 from dataclasses import dataclass, field
 
-from .versions import CURRENT, KEEP_JUMPS, POP_JUMPS, TERMINATORS, VersionTable
+from framejit.frameeval import bytecode as fbc
+
+from .opcodes import POP_JUMPS, TABLE, TERMINATORS, DecompilerFacts
 
 
 @dataclass
@@ -27,6 +30,8 @@ class Instr:
     argrepr: str
     target: int | None = None  # jump target as an instruction index
     lineno: int | None = None
+    push_null: bool = False  # LOAD_GLOBAL / LOAD_SUPER_ATTR also push NULL
+    no_interrupt: bool = False  # a JUMP that was JUMP_NO_INTERRUPT
 
     @property
     def is_jump(self) -> bool:
@@ -61,7 +66,7 @@ class Bytecode:
     code: types.CodeType
     instrs: list[Instr]
     exceptions: list[ExceptionEntry]
-    table: VersionTable
+    table: DecompilerFacts
     by_offset: dict[int, int] = field(default_factory=dict)
     normal_reachable: set[int] = field(default_factory=set)
     backward_sources: dict[int, list[int]] = field(default_factory=dict)
@@ -90,81 +95,55 @@ class Bytecode:
         return [i.opname for i in self.instrs[start:stop]]
 
 
-def _parse_varint(data: bytes, pos: int) -> tuple[int, int]:
-    byte = data[pos]
-    value = byte & 63
-    while byte & 64:
-        pos += 1
-        byte = data[pos]
-        value = (value << 6) | (byte & 63)
-    return value, pos + 1
+def read(code: types.CodeType) -> Bytecode:
+    """Read ``code`` through frameeval's canonical bytecode layer and analyse its control flow.
 
-
-def parse_exception_table(code: types.CodeType) -> list[tuple[int, int, int, int, bool]]:
-    """(start, end, target, depth, lasti) in byte offsets, end exclusive (3.11+ format)."""
-    data = getattr(code, "co_exceptiontable", b"")
-    rows = []
-    pos = 0
-    while pos < len(data):
-        start, pos = _parse_varint(data, pos)
-        length, pos = _parse_varint(data, pos)
-        target, pos = _parse_varint(data, pos)
-        dl, pos = _parse_varint(data, pos)
-        rows.append((start * 2, (start + length) * 2, target * 2, dl >> 1, bool(dl & 1)))
-    return rows
-
-
-def read(code: types.CodeType, table: VersionTable = CURRENT) -> Bytecode:
-    """Read ``code`` into canonical instructions and analyse its control flow."""
-    raw = list(dis.get_instructions(code))
-    instrs: list[Instr] = []
-    lineno = code.co_firstlineno
-    for index, ins in enumerate(raw):
-        if ins.starts_line is not None:
-            lineno = ins.starts_line
-        instrs.append(
-            Instr(
-                index=index,
-                offset=ins.offset,
-                opname=table.renames.get(ins.opname, ins.opname),
-                raw_opname=ins.opname,
-                arg=ins.arg,
-                argval=ins.argval,
-                argrepr=ins.argrepr,
-                lineno=lineno,
-            )
+    The layer removes the version differences (jump spellings, PRECALL, method loads,
+    superinstructions, RETURN_CONST, slices); what is left is normalised here once: a
+    ``FOR_ITER``'s target is where the loop's code goes on (past 3.12+'s ``END_FOR``).
+    """
+    decoded = fbc.decode(code)
+    skip = decoded.facts.for_iter_exit_skip
+    instrs = [
+        Instr(
+            index=ins.index,
+            offset=ins.offset,
+            # the SEND loop of ``await``/``yield from`` closes with JUMP_NO_INTERRUPT: a plain
+            # jump to the handlers, told apart by ``no_interrupt`` (it closes no user loop)
+            opname="JUMP" if ins.opname == "JUMP_NO_INTERRUPT" else ins.opname,
+            raw_opname=ins.realname,
+            no_interrupt=ins.opname == "JUMP_NO_INTERRUPT",
+            arg=ins.arg,
+            argval=ins.argval,
+            argrepr=ins.argrepr,
+            target=ins.target,
+            lineno=ins.lineno,
+            push_null=ins.push_null,
         )
-    by_offset = {ins.offset: ins.index for ins in instrs}
-
-    def index_at(offset: int) -> int:
-        # an offset past the last instruction (or into CACHE slots) maps to the next instruction
-        while offset not in by_offset and offset <= (instrs[-1].offset if instrs else 0):
-            offset += 2
-        return by_offset.get(offset, len(instrs))
-
-    for ins in instrs:
-        if (
-            ins.opname in POP_JUMPS
-            or ins.opname in KEEP_JUMPS
-            or ins.opname in {"JUMP", "FOR_ITER", "SEND"}
-        ):
-            ins.target = index_at(ins.argval)
-    exceptions = [
-        ExceptionEntry(index_at(s), index_at(e), index_at(t), d, lasti)
-        for s, e, t, d, lasti in parse_exception_table(code)
+        for ins in decoded.insts
     ]
-    bc = Bytecode(code, instrs, exceptions, table, by_offset)
+    for ins in instrs:
+        if ins.opname == "FOR_ITER" and skip and ins.target is not None:
+            ins.target = _past_end_for(instrs, ins.target, skip)
+    exceptions = [
+        ExceptionEntry(e.start, e.end, e.target, e.depth, e.lasti)
+        for e in decoded.exception_entries
+    ]
+    bc = Bytecode(code, instrs, exceptions, TABLE, dict(decoded.index_of_offset))
     bc.exit_blocks = _exit_blocks(instrs, exceptions)
     bc.normal_reachable = _reachable(instrs)
     for ins in instrs:
-        # JUMP_BACKWARD_NO_INTERRUPT closes the SEND loop of ``yield from``/``await``, not a user loop
-        if (
-            ins.target is not None
-            and ins.target <= ins.index
-            and ins.raw_opname != "JUMP_BACKWARD_NO_INTERRUPT"
-        ):
+        # JUMP_NO_INTERRUPT closes the SEND loop of ``yield from``/``await``, not a user loop
+        if ins.target is not None and ins.target <= ins.index and not ins.no_interrupt:
             bc.backward_sources.setdefault(ins.target, []).append(ins.index)
     return bc
+
+
+def _past_end_for(instrs: list[Instr], target: int, skip: int) -> int:
+    """The index after an exhausted loop's END_FOR (and 3.13's POP_TOP of the iterator)."""
+    if target < len(instrs) and instrs[target].opname == "END_FOR":
+        return min(target + skip, len(instrs))
+    return target
 
 
 def _reachable(instrs: list[Instr], start: int = 0) -> set[int]:

@@ -17,8 +17,8 @@ import ast
 from dataclasses import dataclass
 
 from .engine import Block, Loop, SandboxAbort, Unsupported
+from .opcodes import KEEP_JUMPS, POP_JUMPS
 from .values import ExceptionValue, Iterator
-from .versions import KEEP_JUMPS, POP_JUMPS
 
 
 class NoChain(Exception):
@@ -406,10 +406,6 @@ class ControlFlow:
         iterable = source.expr if isinstance(source, Iterator) else self.expr(source, blk)
         exit_ = ins.target
         heads = {ins.index}
-        j = ins.index - 1
-        while j >= 0 and self.ins[j].raw_opname == "EXTENDED_ARG":  # jumps land on the prefix
-            heads.add(j)
-            j -= 1
         closers = [s for h in heads for s in self.bc.backward_sources.get(h, []) if s < exit_]
         body_end = max(closers) if closers else exit_
         if body_end < exit_ - 1 or (closers and self.ins[body_end].opname != "JUMP"):

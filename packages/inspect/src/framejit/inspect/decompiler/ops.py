@@ -123,26 +123,31 @@ class ExpressionOps:
     def LOAD_FAST(self, ins, blk: Block):
         blk.stack.append(ast.Name(self.local_name(ins.argval)))
 
-    LOAD_NAME = LOAD_CLOSURE = LOAD_FAST
+    LOAD_NAME = LOAD_CLOSURE = LOAD_FAST_CHECK = LOAD_FAST
 
     def LOAD_DEREF(self, ins, blk: Block):
         blk.stack.append(ast.Name(ins.argval))
 
-    def LOAD_GLOBAL(self, ins, blk: Block):
-        if self.bc.table.load_global_pushes_null and (ins.arg or 0) & 1:
+    LOAD_CLASSDEREF = LOAD_DEREF
+
+    def push_callable(self, value: ast.expr, null: bool, blk: Block) -> None:
+        """A callable with the NULL (or ``self`` slot) of a call, in this version's order."""
+        if null and not self.bc.table.null_after_callable:
             blk.stack.append(Null())
-        blk.stack.append(ast.Name(ins.argval))
+        blk.stack.append(value)
+        if null and self.bc.table.null_after_callable:
+            blk.stack.append(Null())
+
+    def LOAD_GLOBAL(self, ins, blk: Block):
+        self.push_callable(ast.Name(ins.argval), ins.push_null, blk)
 
     def LOAD_ATTR(self, ins, blk: Block):
         obj = self.pop(blk)
-        if self.bc.table.load_attr_method_bit and (ins.arg or 0) & 1:
-            blk.stack.append(Null())
         blk.stack.append(ast.Attribute(obj, ins.argval))
 
     def LOAD_METHOD(self, ins, blk: Block):
         obj = self.pop(blk)
-        blk.stack.append(Null())
-        blk.stack.append(ast.Attribute(obj, ins.argval))
+        self.push_callable(ast.Attribute(obj, ins.argval), True, blk)
 
     def LOAD_ASSERTION_ERROR(self, ins, blk: Block):
         blk.stack.append(assertion_error_name())
@@ -367,6 +372,8 @@ class ExpressionOps:
         first = self.pop_raw(blk)
         if isinstance(first, Null):
             func, args = second, raw_args
+        elif isinstance(second, Null):  # 3.13: the NULL sits above the callable
+            func, args = first, raw_args
         else:
             func, args = first, [second, *raw_args]
         n_kw = len(kw_names)
@@ -802,7 +809,7 @@ class ExpressionOps:
     def _with_exit(self, ins, blk: Block):
         """``None, None, None; CALL 2; POP_TOP``: a with body's exit (normal or by return/break)."""
         pattern = self.bc.table.with_exit
-        names = [i.raw_opname for i in self.ins[ins.index : ins.index + len(pattern)]]
+        names = [i.opname for i in self.ins[ins.index : ins.index + len(pattern)]]
         if tuple(names) != pattern or not all(
             i.argval is None for i in self.ins[ins.index : ins.index + 3]
         ):
