@@ -273,3 +273,21 @@ def test_mixed_device_graph_falls_back_per_op():
     generated = get_codegen("triton").generate(groups, graph.buffers)
     wrapper = WrapperBuilder(graph, steps, generated, aten.out_spec).build()
     assert "arg0.device != " in wrapper and "device=" in wrapper
+
+
+def test_gpt_block():
+    """The GPT-style block of benchmarks/triton_gpu.py, small: matmuls and attention stay in
+    ATen, layer norms, GELU, residuals and the causal mask are Triton kernels."""
+    import sys
+    from pathlib import Path
+
+    sys.path.insert(0, str(Path(__file__).parents[3] / "benchmarks"))
+    from triton_gpu import Block
+
+    torch.manual_seed(0)
+    block = Block(32, 4).eval()
+    x = torch.randn(2, 8, 32)
+    with torch.no_grad():
+        compiled = run(None, [x], gm=torch.fx.symbolic_trace(block), lowered=False)
+    assert compiled.kernel_count >= 4
+    assert all("stays in ATen" in reason for reason in compiled.fallback_reasons)

@@ -49,6 +49,11 @@ def scalar_tensor(ctx: LoweringContext, value: Any, **kwargs: Any) -> Any:
     return _constant_value(ctx, value)
 
 
+@register(aten.full_like.default)
+def full_like(ctx: LoweringContext, x: Any, value: Any, **kwargs: Any) -> Any:
+    return _constant_value(ctx, value)
+
+
 @register(aten.zeros.default)
 def zeros(ctx: LoweringContext, size: Any, **kwargs: Any) -> Any:
     return _constant_value(ctx, 0)
