@@ -112,7 +112,10 @@ class SideEffects:
 def _replay_container(cg: PyCodegen, container) -> None:
     from .variables.containers import DictVariable, ListVariable
 
-    if isinstance(container, ListVariable):
+    replay = getattr(container, "replay_mutation", None)
+    if replay is not None:  # containers without slice assignment (deque, set)
+        replay(cg)
+    elif isinstance(container, ListVariable):
         # src[:] = [items]
         container._build(cg)
         cg.load_source(container.source)

@@ -39,8 +39,14 @@ from .variables import (
     wrap,
 )
 from .variables.base import LazyVariable, fold, is_constant_value
-from .variables.builtins import BuiltinVariable, binary_op, getitem, identity_compare, unary_op
-from .variables.containers import BaseListVariable
+from .variables.builtins import (
+    BuiltinVariable,
+    binary_op,
+    contains_op,
+    getitem,
+    identity_compare,
+    unary_op,
+)
 from .variables.functions import MethodRef
 from .variables.objects import (
     GradModeVariable,
@@ -50,6 +56,7 @@ from .variables.objects import (
     UserDefinedObjectVariable,
     WithExitVariable,
 )
+from .variables.sets import SetVariable
 
 
 def _handler_table(cls) -> dict[str, Any]:
@@ -420,15 +427,7 @@ class InstructionTranslatorBase:
     def CONTAINS_OP(self, inst):
         container = self.pop()
         needle = self.pop()
-        if isinstance(container, (DictVariable, BaseListVariable)):
-            result = container.call_method(self, "__contains__", [needle], {})
-        elif container.is_python_constant() and needle.is_python_constant():
-            result = ConstantVariable(
-                fold(operator.contains, container.as_python_constant(), needle.as_python_constant())
-            )
-        else:
-            raise Unsupported(f"`in` on {container}")
-        value = result.as_python_constant()
+        value = contains_op(self, container, needle)
         self.push(ConstantVariable(not value if inst.arg else value))
 
     def UNARY_NEGATIVE(self, inst):
@@ -477,6 +476,17 @@ class InstructionTranslatorBase:
         keys = self.pop().as_python_constant()
         values = self.popn(inst.arg)
         self.push(DictVariable(dict(zip(keys, values, strict=True))))
+
+    def BUILD_SET(self, inst):
+        self.push(SetVariable(self.popn(inst.arg)))
+
+    def SET_ADD(self, inst):
+        value = self.pop()
+        self.stack[-inst.arg].call_method(self, "add", [value], {})
+
+    def SET_UPDATE(self, inst):
+        value = self.pop()
+        self.stack[-inst.arg].call_method(self, "update", [value], {})
 
     def BUILD_SLICE(self, inst):
         parts = self.popn(inst.arg)

@@ -22,8 +22,10 @@ from ..exc import Unsupported
 from ..sources import AttrSource, ItemSource, param_source, source_name
 from .base import ConcreteValueVariable, ConstantVariable, VariableTracker, is_constant_value
 from .builtins import BuiltinVariable
+from .collections_models import CounterVariable, DefaultDictVariable, DequeVariable
 from .containers import DictVariable, ListVariable, SizeVariable, TupleVariable
-from .functions import PartialVariable, UserFunctionVariable, UserMethodVariable
+from .functions import UserFunctionVariable, UserMethodVariable
+from .functools_models import PartialVariable
 from .objects import (
     NNModuleVariable,
     PythonModuleVariable,
@@ -31,6 +33,8 @@ from .objects import (
     UserDefinedClassVariable,
     UserDefinedObjectVariable,
 )
+from .sets import SetVariable
+from .stdlib import MODELS, ModelledFunctionVariable
 from .tensor import TensorVariable
 from .torch_calls import GRAD_MODE_CLASSES, is_torch_callable
 
@@ -100,6 +104,8 @@ def _build(tx, value: Any, source) -> VariableTracker:
         # or attribute holding another member recompiles)
         _guard(tx, source, GuardKind.ID_MATCH, value)
         return ConstantVariable(value, source)
+    if type(value) is frozenset:
+        return _wrap_set(tx, value, source)
     if is_constant_value(value):
         if type(value) in (int, float, bool, str, bytes, type(None)) or (
             type(value) is tuple and _literal_tuple(value)
@@ -145,7 +151,7 @@ def _build(tx, value: Any, source) -> VariableTracker:
             wrap(tx, v, ItemSource(source, i) if source else None) for i, v in enumerate(value)
         ]
         return ListVariable(items, source)
-    if type(value) in (dict, collections.OrderedDict):
+    if type(value) in _DICT_TYPES:
         if not all(type(k) in (str, int) for k in value):
             raise Unsupported("dict with non-str/int keys")
         _guard(tx, source, GuardKind.TYPE_MATCH, value)
@@ -153,7 +159,34 @@ def _build(tx, value: Any, source) -> VariableTracker:
         items = {
             k: wrap(tx, v, ItemSource(source, k) if source else None) for k, v in value.items()
         }
+        if type(value) is collections.defaultdict:
+            factory_source = AttrSource(source, "default_factory") if source else None
+            factory = wrap(tx, value.default_factory, factory_source)
+            return DefaultDictVariable(items, factory, source)
+        if type(value) is collections.Counter:
+            return CounterVariable(items, source)
         return DictVariable(items, source, user_cls=type(value))
+    if type(value) is collections.deque:
+        _guard(tx, source, GuardKind.TYPE_MATCH, value)
+        _guard(tx, source, GuardKind.LENGTH_CHECK, value)
+        items = [
+            wrap(tx, v, ItemSource(source, i) if source else None) for i, v in enumerate(value)
+        ]
+        maxlen_source = AttrSource(source, "maxlen") if source else None
+        wrap(tx, value.maxlen, maxlen_source)  # guards the bound
+        return DequeVariable(items, value.maxlen, source)
+    if type(value) in (set, frozenset):
+        return _wrap_set(tx, value, source)
+    if _hashable_in(value, MODELS):
+        _guard(tx, source, GuardKind.ID_MATCH, value)
+        return ModelledFunctionVariable(value, source)
+    if isinstance(value, functools._lru_cache_wrapper) and isinstance(
+        getattr(value, "__wrapped__", None), types.FunctionType
+    ):
+        # the cached function is inlined (the cache is skipped: pure functions only)
+        _guard(tx, source, GuardKind.ID_MATCH, value)
+        wrapped_source = AttrSource(source, "__wrapped__") if source else None
+        return wrap(tx, value.__wrapped__, wrapped_source)
     if (
         _hashable_in(value, GRAD_MODE_CLASSES)
         or value is torch.set_grad_enabled
@@ -196,7 +229,7 @@ def _build(tx, value: Any, source) -> VariableTracker:
             k: wrap(tx, v, ItemSource(AttrSource(source, "keywords"), k) if source else None)
             for k, v in value.keywords.items()
         }
-        return PartialVariable(func, args, kwargs)
+        return PartialVariable(func, args, kwargs, source)
     if isinstance(value, type):
         _guard(tx, source, GuardKind.ID_MATCH, value)
         return UserDefinedClassVariable(value, source)
@@ -209,6 +242,24 @@ def _build(tx, value: Any, source) -> VariableTracker:
         return OpaqueVariable(value, source, f"{type(value).__name__} object")
     _guard(tx, source, GuardKind.TYPE_MATCH, value)
     return UserDefinedObjectVariable(value, source)
+
+
+_DICT_TYPES = (dict, collections.OrderedDict, collections.defaultdict, collections.Counter)
+
+
+def _wrap_set(tx, value, source) -> VariableTracker:
+    """A set from the frame's inputs: its members are constants, guarded by identity of the
+    (frozen) set, or by the set's own equality for a mutable one read unchanged."""
+    if source is None:
+        if not all(is_constant_value(v) for v in value):
+            raise Unsupported("a set of non-constants made outside the trace")
+        return SetVariable([ConstantVariable(v) for v in value], frozen=type(value) is frozenset)
+    if type(value) is frozenset and all(is_constant_value(v) for v in value):
+        _guard(tx, source, GuardKind.ID_MATCH, value)
+        return SetVariable([ConstantVariable(v) for v in value], frozen=True, source=source)
+    raise Unsupported(
+        f"a {type(value).__name__} read from {source_name(source)} (contents cannot be guarded)"
+    )
 
 
 def _is_module_method(fn: types.FunctionType) -> bool:

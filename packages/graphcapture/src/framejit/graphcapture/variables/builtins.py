@@ -19,6 +19,9 @@ from .containers import (
     SliceVariable,
     TupleVariable,
 )
+from .functools_models import PartialVariable
+from .iterators import zip_items
+from .sets import SetVariable, build_set, set_binary_op
 from .tensor import TensorVariable, setitem_tensor  # noqa: F401 (re-exported)
 
 
@@ -41,6 +44,10 @@ def _iterate(tx, vt: VariableTracker) -> list[VariableTracker]:
 
 def binary_op(tx, op, a: VariableTracker, b: VariableTracker) -> VariableTracker:
     """`a op b` for any operator in the operator module (in-place forms included)."""
+    if isinstance(a, SetVariable):
+        return set_binary_op(tx, op, a, b)
+    if isinstance(b, SetVariable) and op in (operator.eq, operator.ne):
+        return ConstantVariable(op is operator.ne)
     if a.has_tensors() or b.has_tensors():
         if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
             return tx.output.call_op("call_function", op, [a, b], {})
@@ -68,6 +75,37 @@ def binary_op(tx, op, a: VariableTracker, b: VariableTracker) -> VariableTracker
     if op in (operator.eq, operator.ne, operator.is_, operator.is_not):
         return identity_compare(tx, op, a, b)
     raise Unsupported(f"{op.__name__} on {a} and {b}")
+
+
+def contains_op(tx, container: VariableTracker, needle: VariableTracker) -> bool:
+    """`needle in container`."""
+    if isinstance(container, SetVariable):
+        return container.contains(tx, needle)
+    if isinstance(container, (DictVariable, BaseListVariable)):
+        return container.call_method(tx, "__contains__", [needle], {}).as_python_constant()
+    if isinstance(container, IteratorVariable):
+        return any(
+            binary_op(tx, operator.eq, item, needle).truth(tx) for item in container.unpack(tx)
+        )
+    if container.is_python_constant() and needle.is_python_constant():
+        return fold(operator.contains, container.as_python_constant(), needle.as_python_constant())
+    method = getattr(container, "call_method", None)
+    if method is not None and _has_python_dunder(container, "__contains__"):
+        return container.call_method(tx, "__contains__", [needle], {}).truth(tx)
+    raise Unsupported(f"`in` on {container}")
+
+
+def _has_python_dunder(vt, name: str) -> bool:
+    import types
+
+    try:
+        cls = vt.python_type()
+    except Unsupported:
+        return False
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            return isinstance(klass.__dict__[name], types.FunctionType)
+    return False
 
 
 def identity_compare(tx, op, a, b) -> VariableTracker:
@@ -191,6 +229,8 @@ FOLDABLE = {
 def _len(tx, obj):
     if isinstance(obj, (BaseListVariable, DictVariable)):
         return ConstantVariable(len(obj.items))
+    if isinstance(obj, SetVariable):
+        return ConstantVariable(len(obj.keys))
     if isinstance(obj, TensorVariable):
         obj.check_static("len()")
         if obj.example.dim() == 0:
@@ -240,7 +280,7 @@ def _enumerate(tx, iterable, start=None):
 
 
 def _zip(tx, *iterables, strict=None):
-    lists = [_iterate(tx, it) for it in iterables]
+    lists = zip_items(tx, list(iterables)) if iterables else []
     if strict is not None and strict.as_python_constant() and len({len(x) for x in lists}) > 1:
         raise Unsupported("ValueError: zip() arguments of different lengths")
     return IteratorVariable([TupleVariable(list(group)) for group in zip(*lists, strict=False)])
@@ -465,8 +505,6 @@ def _id(tx, obj):
 
 
 def _partial(tx, fn, *args, **kwargs):
-    from .functions import PartialVariable
-
     return PartialVariable(fn, list(args), kwargs)
 
 
@@ -482,8 +520,11 @@ def _str(tx, obj=None):
     raise Unsupported(f"str() of {obj}")
 
 
-def _set_unsupported(tx, *args, **kwargs):
-    raise Unsupported("set/frozenset construction is not traced")
+def _set(frozen: bool):
+    def handler(tx, iterable=None):
+        return build_set(tx, iterable, frozen)
+
+    return handler
 
 
 BUILTIN_HANDLERS = {
@@ -522,8 +563,8 @@ BUILTIN_HANDLERS = {
     functools.partial: _partial,
     super: _super,
     str: _str,
-    set: _set_unsupported,
-    frozenset: _set_unsupported,
+    set: _set(False),
+    frozenset: _set(True),
 }
 from .stdlib_ops import OPERATOR_HANDLERS  # noqa: E402  (it builds on the operators above)
 

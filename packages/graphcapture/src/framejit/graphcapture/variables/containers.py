@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import operator
 
 import torch
@@ -287,12 +288,17 @@ class DictVariable(VariableTracker):
         cg.reconstruct_once(self, self._build)
 
     def _build(self, cg) -> None:
-        if self.user_cls is not dict:
+        if self.user_cls not in (dict, collections.OrderedDict):
             raise Unsupported(f"cannot rebuild a {self.user_cls.__name__}")
+        if self.user_cls is not dict:
+            cg.push_null()
+            cg.load_const(self.user_cls)
         for key, value in self.items.items():
             cg.load_const(key)
             value.reconstruct(cg)
         cg.build_map(len(self.items))
+        if self.user_cls is not dict:
+            cg.call(1)
 
     def _key(self, vt: VariableTracker):
         if not vt.is_python_constant():
@@ -373,6 +379,26 @@ class DictVariable(VariableTracker):
             tx.output.side_effects.mutated(self)
             items.clear()
             return ConstantVariable(None)
+        if name == "popitem" and not args and not kwargs:
+            if not items:
+                raise Unsupported("KeyError: popitem(): dictionary is empty")
+            tx.output.side_effects.mutated(self)
+            key = next(reversed(items))
+            return TupleVariable([ConstantVariable(key), items.pop(key)])
+        if name == "move_to_end" and issubclass(self.user_cls, collections.OrderedDict):
+            key = self._key(args[0])
+            last = args[1] if len(args) > 1 else kwargs.get("last", ConstantVariable(True))
+            if key not in items:
+                raise Unsupported(f"KeyError: {key!r}")
+            tx.output.side_effects.mutated(self)
+            value = items.pop(key)
+            if last.as_python_constant():
+                items[key] = value
+            else:
+                self.items = items = {key: value, **items}
+            return ConstantVariable(None)
+        if name == "__iter__":
+            return IteratorVariable(self.unpack(tx))
         raise Unsupported(f"dict.{name}")
 
 

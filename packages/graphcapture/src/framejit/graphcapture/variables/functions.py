@@ -290,16 +290,6 @@ class MethodRef(VariableTracker):
         cg.load_attr(self.name)
 
 
-class PartialVariable(VariableTracker):
-    def __init__(self, func: VariableTracker, args: list, kwargs: dict):
-        self.func = func
-        self.args = args
-        self.kwargs = kwargs
-
-    def call_function(self, tx, args, kwargs) -> VariableTracker:
-        return self.func.call_function(tx, [*self.args, *args], {**self.kwargs, **kwargs})
-
-
 __all__ = [
     "BoundBuiltinMethodVariable",
     "CellVariable",
@@ -307,7 +297,6 @@ __all__ = [
     "FrameFreeVarCell",
     "MethodRef",
     "NestedUserFunctionVariable",
-    "PartialVariable",
     "UserFunctionVariable",
     "UserMethodVariable",
     "bind_arguments",

@@ -367,7 +367,9 @@ class UserDefinedClassVariable(ConcreteValueVariable):
         return wrap(tx, attr, source)
 
     def call_function(self, tx, args, kwargs) -> VariableTracker:
-        raise Unsupported(f"constructing a {self.value.__qualname__} object")
+        from .user_classes import construct
+
+        return construct(tx, self, args, kwargs)
 
 
 class SuperVariable(VariableTracker):

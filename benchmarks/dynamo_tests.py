@@ -1,0 +1,280 @@
+"""torch's own Dynamo tests run through framejit's public API, beside torch.compile.
+
+    python benchmarks/dynamo_tests.py PYTORCH_TEST_DIR_OR_FILES... [-k SUBSTRING] [--json OUT]
+
+Give test/dynamo/test_functions.py, test_misc.py, ... of a pytorch checkout (or their
+directory; FRAMEJIT_TORCH_TESTS may hold it).  Nothing of pytorch is part of this repo.
+
+Each file runs twice, each run in its own process: once as it is (torch.compile, the
+reference), once with torch.compile, torch._dynamo.optimize/optimize_assert/run/reset
+replaced by framejit's compile/optimize/run/reset (fullgraph where the test
+asks for it: fullgraph=True, nopython=True, optimize_assert).  String backends become
+framejit's "eager" backend; callable backends (CompileCounter, EagerAndRecordGraphs, ...)
+are passed as they are, so the tests' frame and op counts count framejit's graphs.
+The figure printed is how many of the tests torch passes also pass under framejit; the
+failures are listed with the first line of their error, most frequent first.
+"""
+
+from __future__ import annotations
+
+import argparse
+import collections
+import importlib.util
+import json
+import os
+import signal
+import subprocess
+import sys
+import unittest
+from pathlib import Path
+
+PER_TEST_TIMEOUT_S = 60
+_STRING_BACKENDS_TO_FRAMEJIT = "eager"
+
+
+# ------------------------------------------------------------------ the framejit patch
+def _patch_framejit() -> None:
+    import torch
+    import torch._dynamo
+    import torch._dynamo.testing
+
+    from framejit import graphcapture as fj
+
+    def backend_of(backend):
+        return _STRING_BACKENDS_TO_FRAMEJIT if isinstance(backend, str) else backend
+
+    def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", **_ignored):
+        if model is None:
+            return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend)
+        return fj.compile(model, backend=backend_of(backend), fullgraph=fullgraph)
+
+    def optimize(backend="inductor", *, nopython=False, **_ignored):
+        if backend is None or backend is False:
+            return fj.run()
+        return fj.optimize(backend_of(backend), fullgraph=nopython)
+
+    def optimize_assert(backend, **_ignored):
+        return fj.optimize(backend_of(backend), fullgraph=True)
+
+    real_reset = torch._dynamo.reset
+
+    def reset():
+        real_reset()
+        fj.reset()
+
+    replacements = {
+        "optimize": optimize,
+        "optimize_assert": optimize_assert,
+        "reset": reset,
+        "run": fj.run,
+    }
+    torch.compile = compile
+    modules = [torch._dynamo, torch._dynamo.testing, torch._dynamo.eval_frame]
+    try:
+        import torch._dynamo.test_case
+
+        modules.append(torch._dynamo.test_case)
+    except ImportError:
+        pass
+    for module in modules:
+        for name, replacement in replacements.items():
+            if hasattr(module, name):
+                setattr(module, name, replacement)
+    torch.compiler.reset = reset
+
+
+def _alias_old_torchdynamo() -> None:
+    """Test files from before the move into torch import `torchdynamo`."""
+    import torch._dynamo
+
+    sys.modules.setdefault("torchdynamo", torch._dynamo)
+    subs = ("testing", "test_case", "utils", "config", "eval_frame", "convert_frame",
+            "bytecode_transformation", "mutation_guard", "debug_utils")  # fmt: skip
+    for sub in subs:
+        try:
+            module = importlib.import_module(f"torch._dynamo.{sub}")
+        except ImportError:
+            continue
+        sys.modules.setdefault(f"torchdynamo.{sub}", module)
+    testing = sys.modules["torchdynamo.testing"]
+    for name in ("requires_static_shapes", "skipIfNotPy311", "skipIfPy311"):
+        if not hasattr(testing, name):
+            setattr(testing, name, lambda fn: fn)
+
+
+# ------------------------------------------------------------------ one worker process
+class _Timeout(Exception):
+    pass
+
+
+def _on_alarm(signum, frame):
+    raise _Timeout(f"test ran longer than {PER_TEST_TIMEOUT_S}s")
+
+
+class _Recorder(unittest.TestResult):
+    """Outcome per test; a failed count under framejit is explained by the first graph break
+    or eager frame that framejit recorded during the test."""
+
+    def __init__(self, mode: str):
+        super().__init__()
+        self.outcomes: dict[str, tuple[str, str]] = {}
+        self.breaks: list[str] = []
+        if mode == "framejit":
+            from framejit import graphcapture as fj
+
+            fj.events.subscribe(self._record)
+
+    def _record(self, record) -> None:
+        for b in record.graph_breaks:
+            self.breaks.append(f"[break] {b.reason}")
+        if record.skipped_reason:
+            self.breaks.append(f"[eager frame] {record.skipped_reason}")
+
+    def _why(self, err) -> str:
+        exc_type, exc, _ = err
+        text = f"{exc_type.__name__}: {exc}".strip().splitlines()
+        why = text[0][:200] if text else exc_type.__name__
+        if self.breaks and "not equal" in why:
+            why = f"{why} {self.breaks[0][:160]}"
+        return why
+
+    def startTest(self, test):
+        super().startTest(test)
+        self.breaks = []
+        signal.alarm(PER_TEST_TIMEOUT_S)
+
+    def stopTest(self, test):
+        signal.alarm(0)
+        super().stopTest(test)
+
+    def addSuccess(self, test):
+        self.outcomes[test.id()] = ("pass", "")
+
+    def addFailure(self, test, err):
+        self.outcomes[test.id()] = ("fail", self._why(err))
+
+    def addError(self, test, err):
+        self.outcomes[test.id()] = ("fail", self._why(err))
+
+    def addSkip(self, test, reason):
+        self.outcomes[test.id()] = ("skip", str(reason)[:200])
+
+    def addExpectedFailure(self, test, err):
+        self.outcomes[test.id()] = ("xfail", "")
+
+    def addUnexpectedSuccess(self, test):
+        self.outcomes[test.id()] = ("pass", "unexpected success")
+
+
+def _worker(path: str, mode: str, keyword: str | None) -> dict:
+    os.environ.setdefault("HF_HUB_OFFLINE", "1")
+    sys.path.insert(0, str(Path(path).parent))
+    _alias_old_torchdynamo()
+    if mode == "framejit":
+        _patch_framejit()
+    spec = importlib.util.spec_from_file_location(Path(path).stem, path)
+    module = importlib.util.module_from_spec(spec)
+    sys.modules[spec.name] = module
+    spec.loader.exec_module(module)
+    suite = unittest.defaultTestLoader.loadTestsFromModule(module)
+    tests = []
+
+    def flatten(s):
+        for t in s:
+            if isinstance(t, unittest.TestSuite):
+                flatten(t)
+            elif keyword is None or keyword in t.id():
+                tests.append(t)
+
+    flatten(suite)
+    signal.signal(signal.SIGALRM, _on_alarm)
+    result = _Recorder(mode)
+    unittest.TestSuite(tests).run(result)
+    return result.outcomes
+
+
+def _run_worker(path: str, mode: str, keyword: str | None) -> dict:
+    cmd = [sys.executable, __file__, "--worker", mode, path]
+    if keyword:
+        cmd += ["-k", keyword]
+    proc = subprocess.run(cmd, capture_output=True, text=True)
+    try:
+        return json.loads(proc.stdout.strip().splitlines()[-1])
+    except (IndexError, json.JSONDecodeError):
+        sys.stderr.write(proc.stderr[-3000:])
+        return {}
+
+
+def _reference(path: str, keyword: str | None, cache: str | None) -> dict:
+    """torch's outcomes (they do not change while framejit does: cached when asked)."""
+    if cache is None:
+        return _run_worker(path, "torch", keyword)
+    cached = Path(cache) / f"{Path(path).stem}.{keyword or 'all'}.torch.json"
+    if cached.exists():
+        return json.loads(cached.read_text())
+    ref = _run_worker(path, "torch", keyword)
+    cached.parent.mkdir(parents=True, exist_ok=True)
+    cached.write_text(json.dumps(ref))
+    return ref
+
+
+# ------------------------------------------------------------------ the report
+def _files(args: list[str]) -> list[str]:
+    out = []
+    for a in args:
+        p = Path(a)
+        out.extend(sorted(str(f) for f in p.glob("test_*.py")) if p.is_dir() else [str(p)])
+    return out
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("paths", nargs="*")
+    parser.add_argument("-k", dest="keyword")
+    parser.add_argument("--json", dest="json_out")
+    parser.add_argument("--worker", choices=("torch", "framejit"))
+    parser.add_argument("--failures", type=int, default=40, help="failure reasons to list")
+    parser.add_argument("--ref-cache", help="folder keeping torch's outcomes between runs")
+    args = parser.parse_args()
+    if args.worker:
+        print(json.dumps(_worker(args.paths[0], args.worker, args.keyword)))
+        return
+    paths = args.paths or (
+        [os.environ["FRAMEJIT_TORCH_TESTS"]] if "FRAMEJIT_TORCH_TESTS" in os.environ else []
+    )
+    if not paths:
+        print(
+            "dynamo_tests: give pytorch's test/dynamo files (or set FRAMEJIT_TORCH_TESTS); skipped"
+        )
+        return
+    rows, report, reasons = [], {}, collections.Counter()
+    total_ref = total_fj = 0
+    for path in _files(paths):
+        ref = _reference(path, args.keyword, args.ref_cache)
+        fj = _run_worker(path, "framejit", args.keyword)
+        passed = [t for t, (status, _) in ref.items() if status == "pass"]
+        fj_passed = [t for t in passed if fj.get(t, ("missing", ""))[0] == "pass"]
+        failed = {
+            t: fj.get(t, ("missing", "worker crashed"))[1] for t in passed if t not in fj_passed
+        }
+        for why in failed.values():
+            reasons[why] += 1
+        total_ref += len(passed)
+        total_fj += len(fj_passed)
+        ratio = len(fj_passed) / len(passed) if passed else float("nan")
+        rows.append((Path(path).name, len(ref), len(passed), len(fj_passed), ratio))
+        report[path] = {"torch_passed": passed, "framejit_failed": failed}
+    print(f"{'file':32} {'tests':>6} {'torch':>6} {'framejit':>8} {'ratio':>6}")
+    for name, n, p, f, r in rows:
+        print(f"{name:32} {n:6d} {p:6d} {f:8d} {r:6.1%}")
+    if total_ref:
+        print(f"{'total':32} {'':6} {total_ref:6d} {total_fj:8d} {total_fj / total_ref:6.1%}")
+    print("\nframejit failures among tests torch passes, by first line of the error:")
+    for why, count in reasons.most_common(args.failures):
+        print(f"{count:5d}  {why}")
+    if args.json_out:
+        Path(args.json_out).write_text(json.dumps(report, indent=1))
+
+
+if __name__ == "__main__":
+    main()

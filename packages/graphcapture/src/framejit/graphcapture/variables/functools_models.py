@@ -1,0 +1,172 @@
+"""functools and operator's helpers on trackers: partial, reduce, wraps, itemgetter, ....
+
+A partial made in the frame (or read from a guarded source) is a `PartialVariable`: calls
+merge its arguments, `.func/.args/.keywords` read back, and it is rebuilt as
+functools.partial(func, *args, **keywords) when it escapes.  lru_cache'd functions are
+inlined through `__wrapped__` by the builder (the cache is skipped, as TorchDynamo does:
+only pure functions give the same answer either way).
+"""
+
+from __future__ import annotations
+
+import functools
+import operator
+
+from ..exc import Unsupported
+from .base import ConstantVariable, VariableTracker
+
+
+class PartialVariable(VariableTracker):
+    def __init__(self, func: VariableTracker, args: list, kwargs: dict, source=None):
+        if isinstance(func, PartialVariable):  # partial(partial(f, a), b) is partial(f, a, b)
+            args = [*func.args, *args]
+            kwargs = {**func.kwargs, **kwargs}
+            func = func.func
+        self.func = func
+        self.args = list(args)
+        self.kwargs = dict(kwargs)
+        self.source = source
+
+    def python_type(self) -> type:
+        return functools.partial
+
+    def call_function(self, tx, args, kwargs) -> VariableTracker:
+        return self.func.call_function(tx, [*self.args, *args], {**self.kwargs, **kwargs})
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        from .containers import DictVariable, TupleVariable
+
+        if name == "func":
+            return self.func
+        if name == "args":
+            return TupleVariable(list(self.args))
+        if name == "keywords":
+            return DictVariable(dict(self.kwargs))
+        raise Unsupported(f"attribute {name!r} of functools.partial")
+
+    def reconstruct(self, cg) -> None:
+        if self.source is not None:
+            cg.load_source(self.source)
+            return
+        cg.push_null()
+        cg.load_const(_make_partial)
+        self.func.reconstruct(cg)
+        for a in self.args:
+            a.reconstruct(cg)
+        cg.build_tuple(len(self.args))
+        for k, v in self.kwargs.items():
+            cg.load_const(k)
+            v.reconstruct(cg)
+        cg.build_map(len(self.kwargs))
+        cg.call(3)
+
+    def __repr__(self) -> str:
+        return f"PartialVariable({self.func!r})"
+
+
+def _make_partial(func, args, keywords):
+    return functools.partial(func, *args, **keywords)
+
+
+def _partial(tx, fn=None, *args, **kwargs):
+    if fn is None:
+        raise Unsupported("TypeError: partial() without a function")
+    return PartialVariable(fn, list(args), kwargs)
+
+
+def _reduce(tx, fn, iterable, initial=None):
+    items = iterable.unpack(tx)
+    if initial is None:
+        if not items:
+            raise Unsupported("TypeError: reduce() of an empty iterable with no initial value")
+        acc, items = items[0], items[1:]
+    else:
+        acc = initial
+    for item in items:
+        acc = fn.call_function(tx, [acc, item], {})
+    return acc
+
+
+class _WrapsVariable(VariableTracker):
+    """functools.wraps(wrapped): applied to a function, gives that function back.
+
+    update_wrapper's attribute copies are not tracked: a wrapper made in the frame that
+    escapes it carries a closure, which is refused when rebuilt anyway.
+    """
+
+    def __init__(self, wrapped: VariableTracker):
+        self.wrapped = wrapped
+
+    def call_function(self, tx, args, kwargs) -> VariableTracker:
+        if len(args) != 1 or kwargs:
+            raise Unsupported("functools.wraps(...) applied to other than one function")
+        return args[0]
+
+
+def _wraps(tx, wrapped, *args, **kwargs):
+    return _WrapsVariable(wrapped)
+
+
+def _setitem(tx, obj, index, value):
+    obj.call_method(tx, "__setitem__", [index, value], {})
+    return ConstantVariable(None)
+
+
+def _contains(tx, container, item):
+    from .builtins import contains_op
+
+    return ConstantVariable(contains_op(tx, container, item))
+
+
+class _ItemGetter(VariableTracker):
+    def __init__(self, keys):
+        self.keys = keys
+
+    def call_function(self, tx, args, kwargs):
+        from .builtins import getitem
+        from .containers import TupleVariable
+
+        (obj,) = args
+        items = [getitem(tx, obj, k) for k in self.keys]
+        return items[0] if len(items) == 1 else TupleVariable(items)
+
+
+class _AttrGetter(VariableTracker):
+    def __init__(self, names):
+        self.names = [n.as_python_constant() for n in names]
+
+    def call_function(self, tx, args, kwargs):
+        from .containers import TupleVariable
+
+        (obj,) = args
+        out = []
+        for dotted in self.names:
+            value = obj
+            for part in dotted.split("."):
+                value = value.var_getattr(tx, part)
+            out.append(value)
+        return out[0] if len(out) == 1 else TupleVariable(out)
+
+
+class _MethodCaller(VariableTracker):
+    def __init__(self, name, args, kwargs):
+        self.name = name.as_python_constant()
+        self.args = args
+        self.kwargs = kwargs
+
+    def call_function(self, tx, args, kwargs):
+        (obj,) = args
+        return obj.call_method(tx, self.name, list(self.args), dict(self.kwargs))
+
+
+FUNCTOOLS_MODELS = {
+    functools.partial: _partial,
+    functools.reduce: _reduce,
+    functools.wraps: _wraps,
+    # operator's arithmetic/comparison functions are builtins handlers (stdlib_ops.py)
+    operator.setitem: _setitem,
+    operator.contains: _contains,
+    operator.itemgetter: lambda tx, *keys: _ItemGetter(keys),
+    operator.attrgetter: lambda tx, *names: _AttrGetter(names),
+    operator.methodcaller: lambda tx, name, *a, **k: _MethodCaller(name, a, k),
+}

@@ -1,0 +1,342 @@
+"""Sets and frozensets of trackers (BUILD_SET, SET_ADD, SET_UPDATE, set(), the set methods).
+
+Members are keyed as Python would hash them: a constant by its value, anything else
+(tensors, user objects, functions) by identity, which is how their default __hash__/__eq__
+behave.  A real set of the keys is kept and mutated in program order, so iterating a set
+of constants yields eager's order.  Objects whose class defines __hash__/__eq__ in Python
+are refused (a graph break), as are sets read from the frame's inputs (no guard covers a
+mutable set's contents); frozensets of literals read from inputs are constants.
+"""
+
+from __future__ import annotations
+
+import operator
+import types
+
+import torch
+
+from ..exc import Unsupported
+from .base import ConstantVariable, VariableTracker, is_constant_value
+
+
+class _ById:
+    """A set key for a non-constant member: equal only to itself (identity hashing)."""
+
+    __slots__ = ("obj", "vt")
+
+    def __init__(self, vt: VariableTracker):
+        self.vt = vt
+        self.obj = _identity(vt)
+
+    def __hash__(self) -> int:
+        return id(self.obj)
+
+    def __eq__(self, other) -> bool:
+        return isinstance(other, _ById) and other.obj is self.obj
+
+
+def _identity(vt: VariableTracker):
+    """The object a tracker's identity is: its real value, its FX node, or the tracker."""
+    from .tensor import TensorVariable
+
+    if isinstance(vt, TensorVariable):
+        return vt.node
+    value = getattr(vt, "value", None)
+    if value is not None and not is_constant_value(value):
+        return value
+    return vt
+
+
+def key_of(vt: VariableTracker):
+    if vt.is_python_constant():
+        value = vt.as_python_constant()
+        try:
+            hash(value)
+        except TypeError:
+            raise Unsupported(f"TypeError: unhashable type: {type(value).__name__!r}") from None
+        return value
+    cls = _type_of(vt)
+    if cls is not None and not issubclass(cls, torch.Tensor):  # Tensor hashes by identity
+        for name in ("__hash__", "__eq__"):
+            if isinstance(_class_attr(cls, name), types.FunctionType):
+                raise Unsupported(f"set member of {cls.__name__}, which defines {name}")
+    if getattr(vt, "mutable", False) and not _hashable_mutable(vt):
+        raise Unsupported(f"TypeError: unhashable type: {vt}")
+    return _ById(vt)
+
+
+def _type_of(vt):
+    try:
+        return vt.python_type()
+    except Unsupported:
+        return None
+
+
+def _class_attr(cls, name):
+    for klass in cls.__mro__:
+        if name in klass.__dict__:
+            return klass.__dict__[name]
+    return None
+
+
+def _hashable_mutable(vt) -> bool:
+    cls = _type_of(vt)
+    return cls is not None and cls not in (list, dict, set) and cls.__hash__ is not None
+
+
+class SetVariable(VariableTracker):
+    mutable = True
+
+    def __init__(self, items: list[VariableTracker] = (), frozen: bool = False, source=None):
+        self.frozen = frozen
+        self.source = source
+        self.keys: set = set()
+        self.members: dict = {}  # key -> tracker (the first one added, as a set keeps it)
+        for item in items:
+            self._add(item)
+
+    # -------------------------------------------------------------- contents
+    def _add(self, item: VariableTracker) -> None:
+        key = key_of(item)
+        if key not in self.keys:
+            self.keys.add(key)
+            self.members[key] = item
+
+    def _discard(self, item: VariableTracker) -> bool:
+        key = key_of(item)
+        if key in self.keys:
+            self.keys.discard(key)
+            del self.members[key]
+            return True
+        return False
+
+    def ordered(self) -> list[VariableTracker]:
+        return [self.members[k] for k in self.keys]
+
+    def python_type(self) -> type:
+        return frozenset if self.frozen else set
+
+    def as_python_constant(self):
+        if not self.frozen:
+            raise Unsupported("a set is not a constant")
+        return frozenset(m.as_python_constant() for m in self.ordered())
+
+    def as_proxy(self):
+        return self.python_type()(m.as_proxy() for m in self.ordered())
+
+    def has_tensors(self) -> bool:
+        return any(m.has_tensors() for m in self.members.values())
+
+    def unpack(self, tx) -> list[VariableTracker]:
+        return self.ordered()
+
+    def truth(self, tx) -> bool:
+        return bool(self.keys)
+
+    def reconstruct(self, cg) -> None:
+        if self.source is not None:
+            cg.load_source(self.source)
+            return
+        cg.reconstruct_once(self, self._build)
+
+    def _build(self, cg) -> None:
+        items = self.ordered()
+        if self.frozen:
+            cg.push_null()
+            cg.load_const(frozenset)
+        for m in items:
+            m.reconstruct(cg)
+        cg.emit("BUILD_SET", len(items))
+        if self.frozen:
+            cg.call(1)
+
+    def _mutate(self, tx) -> None:
+        if self.frozen:
+            raise Unsupported("AttributeError: frozenset is immutable")
+        tx.output.side_effects.mutated(self)
+
+    def contains(self, tx, needle: VariableTracker) -> bool:
+        return key_of(needle) in self.keys
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        from .base import BoundBuiltinMethodVariable
+
+        if not hasattr(self.python_type(), name):
+            raise Unsupported(f"AttributeError: {self.python_type().__name__} has no {name!r}")
+        return BoundBuiltinMethodVariable(self, name)
+
+    # -------------------------------------------------------------- methods
+    def _new(self, items) -> SetVariable:
+        return SetVariable(items, frozen=self.frozen)
+
+    def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
+        if kwargs:
+            raise Unsupported(f"set.{name} with keyword arguments")
+        handler = _METHODS.get(name)
+        if handler is None:
+            raise Unsupported(f"set.{name}")
+        return handler(self, tx, *args)
+
+    def _other_keys(self, tx, other: VariableTracker) -> dict:
+        if isinstance(other, SetVariable):
+            return dict(zip(other.keys, (other.members[k] for k in other.keys), strict=True))
+        out: dict = {}
+        for item in other.unpack(tx):
+            out.setdefault(key_of(item), item)
+        return out
+
+    def __repr__(self) -> str:
+        return f"SetVariable({len(self.keys)} items{', frozen' if self.frozen else ''})"
+
+
+def _m_add(s: SetVariable, tx, item):
+    s._mutate(tx)
+    s._add(item)
+    return ConstantVariable(None)
+
+
+def _m_discard(s: SetVariable, tx, item):
+    s._mutate(tx)
+    s._discard(item)
+    return ConstantVariable(None)
+
+
+def _m_remove(s: SetVariable, tx, item):
+    if key_of(item) not in s.keys:
+        raise Unsupported("KeyError from set.remove")
+    return _m_discard(s, tx, item)
+
+
+def _m_pop(s: SetVariable, tx):
+    if not s.keys:
+        raise Unsupported("KeyError: pop from an empty set")
+    s._mutate(tx)
+    key = next(iter(s.keys))
+    s.keys.discard(key)
+    return s.members.pop(key)
+
+
+def _m_clear(s: SetVariable, tx):
+    s._mutate(tx)
+    s.keys.clear()
+    s.members.clear()
+    return ConstantVariable(None)
+
+
+def _m_update(s: SetVariable, tx, *others):
+    s._mutate(tx)
+    for other in others:
+        for item in s._other_keys(tx, other).values():
+            s._add(item)
+    return ConstantVariable(None)
+
+
+def _combine(op):
+    """union/intersection/difference/symmetric_difference on the keys, members kept."""
+
+    def handler(s: SetVariable, tx, *others):
+        keys = set(s.keys)
+        members = dict(s.members)
+        for other in others:
+            other_members = s._other_keys(tx, other)
+            keys = op(keys, set(other_members))
+            for k, v in other_members.items():
+                members.setdefault(k, v)
+        result = s._new([])
+        for k in keys:
+            result.keys.add(k)
+            result.members[k] = members[k]
+        return result
+
+    return handler
+
+
+def _in_place(op_name):
+    def handler(s: SetVariable, tx, *others):
+        result = _METHODS[op_name](s, tx, *others)
+        s._mutate(tx)
+        s.keys, s.members = result.keys, result.members
+        return ConstantVariable(None)
+
+    return handler
+
+
+def _predicate(fn):
+    def handler(s: SetVariable, tx, other):
+        return ConstantVariable(fn(s.keys, set(s._other_keys(tx, other))))
+
+    return handler
+
+
+def _m_copy(s: SetVariable, tx):
+    return s._new(s.ordered())
+
+
+def _m_len(s: SetVariable, tx):
+    return ConstantVariable(len(s.keys))
+
+
+def _m_contains(s: SetVariable, tx, item):
+    return ConstantVariable(s.contains(tx, item))
+
+
+_METHODS = {
+    "add": _m_add,
+    "discard": _m_discard,
+    "remove": _m_remove,
+    "pop": _m_pop,
+    "clear": _m_clear,
+    "update": _m_update,
+    "union": _combine(set.union),
+    "intersection": _combine(set.intersection),
+    "difference": _combine(set.difference),
+    "symmetric_difference": _combine(set.symmetric_difference),
+    "issubset": _predicate(set.issubset),
+    "issuperset": _predicate(set.issuperset),
+    "isdisjoint": _predicate(set.isdisjoint),
+    "copy": _m_copy,
+    "__len__": _m_len,
+    "__contains__": _m_contains,
+}
+_METHODS["intersection_update"] = _in_place("intersection")
+_METHODS["difference_update"] = _in_place("difference")
+_METHODS["symmetric_difference_update"] = _in_place("symmetric_difference")
+
+_NAMED = {
+    operator.or_: "union",
+    operator.and_: "intersection",
+    operator.sub: "difference",
+    operator.xor: "symmetric_difference",
+    operator.ior: "union",
+    operator.iand: "intersection",
+    operator.isub: "difference",
+    operator.ixor: "symmetric_difference",
+}
+_IN_PLACE = {
+    operator.ior: "update",
+    operator.iand: "intersection_update",
+    operator.isub: "difference_update",
+    operator.ixor: "symmetric_difference_update",
+}
+_COMPARE = {operator.eq, operator.ne, operator.le, operator.lt, operator.ge, operator.gt}
+
+
+def set_binary_op(tx, op, a: SetVariable, b: VariableTracker) -> VariableTracker:
+    """`a op b` where a is a set: b must be a set too (else Python raises TypeError)."""
+    if not isinstance(b, SetVariable):
+        if op in (operator.eq, operator.ne):
+            return ConstantVariable(op is operator.ne)
+        raise Unsupported(f"TypeError: {op.__name__} between a set and {b}")
+    if op in _IN_PLACE and not a.frozen:
+        a.call_method(tx, _IN_PLACE[op], [b], {})
+        return a
+    if op in _NAMED:
+        return a.call_method(tx, _NAMED[op], [b], {})
+    if op in _COMPARE:
+        return ConstantVariable(op(a.keys, b.keys))
+    raise Unsupported(f"{op.__name__} on sets")
+
+
+def build_set(tx, iterable: VariableTracker | None, frozen: bool) -> SetVariable:
+    items = [] if iterable is None else iterable.unpack(tx)
+    return SetVariable(items, frozen=frozen)
