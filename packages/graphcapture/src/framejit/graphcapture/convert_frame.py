@@ -23,7 +23,7 @@ import torch
 from framejit.frameeval import bytecode as fbc
 from framejit.guards import compile_guards
 
-from . import events, opcodes, resume
+from . import events, global_names, opcodes, resume
 from .backends import backend_name
 from .codegen import PyCodegen
 from .config import config
@@ -37,20 +37,19 @@ from .exc import (
 from .log_format import format_bytecode, format_graph_tabular, format_guards
 from .logs import logger
 from .output_graph import OutputGraph
-from .records import CompileRecord, GraphBreakRecord, GraphRecord
+from .records import CompileRecord, GraphBreakRecord, GraphRecord, InputMeta
 from .resume import ResumeFunction, make_resume_function
 from .symbolic_convert import InstructionTranslator, LazyVariable
 from .variables import IteratorVariable, NullVariable, TensorVariable
 from .variables.builder import dynamic_dims_of
 
 log = logger("dynamo")
-_names = itertools.count()  # shared by __compiled_fn_<n> and __resume_at_<offset>_<n>
 _records = itertools.count()
 
 
 def reset_counters() -> None:
-    global _names, _records
-    _names = itertools.count()
+    global _records
+    global_names.reset_counter()  # shared by __compiled_fn_<n> and __resume_at_<offset>_<n>
     _records = itertools.count()
 
 
@@ -104,7 +103,23 @@ def _source_line(filename: str, lineno: int) -> str:
     return linecache.getline(filename, lineno).strip()
 
 
-def convert_frame(
+def convert_frame(*args: Any, **kwargs: Any) -> ConvertResult:
+    """Capture one frame (arguments: see _convert_frame).
+
+    The trace's objects (translator, output graph, trackers) form reference cycles that
+    hold the frame's arguments.  They are broken here, when the capture ends, so a model
+    dropped right after its first call is freed at once, with its cache entry, rather than
+    one garbage collection later.
+    """
+    traces: list = []
+    try:
+        return _convert_frame(*args, traces=traces, **kwargs)
+    finally:
+        for obj in traces:
+            vars(obj).clear()
+
+
+def _convert_frame(
     code: types.CodeType,
     f_locals: dict,
     f_globals: dict,
@@ -116,6 +131,7 @@ def convert_frame(
     is_recompile: bool = False,
     recompile_reasons: list[str] | None = None,
     recompile_failures: list[list[str]] | None = None,
+    traces: list,
 ) -> ConvertResult:
     start = time.perf_counter()
     if f_builtins is None:
@@ -143,6 +159,7 @@ def convert_frame(
     for _ in range(2):
         output = OutputGraph(f_globals)
         tx = InstructionTranslator(code, f_globals, f_builtins, f_locals, closure, output, break_at)
+        traces += (tx, output)
         try:
             tx.run()
         except RestartAnalysis as restart:
@@ -211,6 +228,8 @@ def convert_frame(
             logger("bytecode").debug("%s", format_bytecode("MODIFIED BYTECODE", transformed))
     if logger("guards").isEnabledFor(logging.DEBUG):
         logger("guards").debug("%s", format_guards(check_fn))
+    # the compiled graphs leave the module's globals with the cache entry (global_names.py)
+    global_names.uninstall_with(check_fn, f_globals, [g.name for g in record.graphs])
     record.timings["backend"] = backend_time
     record.timings["total"] = time.perf_counter() - start
     events.publish(record)
@@ -316,7 +335,9 @@ def _generate(code, f_globals, capture: _Capture, backend, record: CompileRecord
     # pass 2: the real code, with resume functions created in program order
     cg = PyCodegen(code, output_var, output_index)
     cg.resume_placeholder = False
-    cg.new_name = lambda offset: f"__resume_at_{offset}_{next(_names)}"
+    cg.new_name = lambda offset: global_names.new_name(
+        f_globals, lambda n: f"__resume_at_{offset}_{n}"
+    )
     cg.f_globals = f_globals
     cg.record = record
     resumes.clear()
@@ -440,7 +461,7 @@ def _load_resume(cg: PyCodegen, tx, fn: ResumeFunction | None) -> None:
     if fn.code.co_freevars:
         cg.add_push_null(lambda: cg.make_closure(fn.code))
         return
-    cg.f_globals[fn.name] = types.FunctionType(fn.code, cg.f_globals, fn.name)
+    global_names.install(cg.f_globals, fn.name, types.FunctionType(fn.code, cg.f_globals, fn.name))
     cg.load_global(fn.name, push_null=True)
 
 
@@ -520,7 +541,7 @@ def _compile_graph(output: OutputGraph, needed: list[TensorVariable], backend):
     gm = output.build_graph_module([vt.node for vt in needed])
     by_node = {gi.node: gi for gi in output.inputs.values()}
     inputs = [by_node[node] for node in gm.graph.nodes if node.op == "placeholder"]
-    name = f"__compiled_fn_{next(_names)}"
+    name = global_names.new_name(output.f_globals, lambda n: f"__compiled_fn_{n}")
     example_inputs = [gi.value for gi in inputs]
     # inputs with fj.mark_dynamic dims: a backend must not specialize on those sizes
     gm.meta["framejit_dynamic_dims"] = {
@@ -552,8 +573,10 @@ def _compile_graph(output: OutputGraph, needed: list[TensorVariable], backend):
     source_code = getattr(compiled, "source_code", None)
     if source_code and logger("output_code").isEnabledFor(logging.DEBUG):
         logger("output_code").debug("OUTPUT CODE %s\n%s", name, source_code)
-    output.f_globals[name] = compiled
-    return GraphRecord(name, gm, example_inputs, compiled, bname), inputs
+    global_names.install(output.f_globals, name, compiled)
+    metadata = [InputMeta.of(v) for v in example_inputs]
+    tensors = example_inputs if events.wants_example_tensors() else None
+    return GraphRecord(name, gm, metadata, compiled, bname, tensors), inputs
 
 
 def _never_capture(compiled) -> None:

@@ -5,10 +5,12 @@ from __future__ import annotations
 import logging
 import types
 import warnings
+import weakref
 
 from framejit import frameeval as fe
 
 from . import trace_rules
+from .code_keyed import CodeKeyed
 from .config import config
 from .convert_frame import convert_frame, publish_eager_frame
 from .exc import BackendCompilerFailed, GraphBreakInFullgraph
@@ -29,7 +31,7 @@ class FrameCallback:
     def __init__(self, backend, fullgraph: bool = False):
         self.backend = backend
         self.fullgraph = fullgraph
-        self._warned_limit: set[types.CodeType] = set()
+        self._warned_limit: CodeKeyed[bool] = CodeKeyed()
 
     def __call__(self, frame, cache):
         code = frame.f_code
@@ -73,14 +75,30 @@ class FrameCallback:
             return fe.SKIP_CODE
         if fe.get_cache_limit() <= config.cache_size_limit:
             fe.set_cache_limit(config.cache_size_limit + 1)
+        _discard_when_invalidated(code, result.check_fn)
         return fe.GuardedCode(result.check_fn, result.code, result.record)
 
     def _warn_cache_limit(self, code, entries, f_locals) -> None:
         if code in self._warned_limit:
             return
-        self._warned_limit.add(code)
+        self._warned_limit[code] = True
         message = cache_limit_message(
             code, config.cache_size_limit, entry_failures(entries, f_locals)
         )
         logger("recompiles").warning("%s", message)
         warnings.warn(message, RuntimeWarning, stacklevel=2)
+
+
+def _discard_when_invalidated(code: types.CodeType, check_fn) -> None:
+    """The cache entry dies with the objects its guards watch (a dropped model, a freed
+    global): frameeval forgets it, so its graphs and their parameters are freed."""
+    code_ref = weakref.ref(code)
+
+    def discard(fn) -> None:
+        target = code_ref()
+        if target is not None:
+            fe.discard(target, fn)
+
+    on_invalidate = getattr(check_fn, "on_invalidate", None)
+    if on_invalidate is not None:
+        on_invalidate.append(discard)

@@ -14,6 +14,8 @@ from dataclasses import dataclass
 
 from framejit.frameeval import bytecode as fbc
 
+from .code_keyed import CodeKeyed
+
 
 @dataclass
 class ResumeFunction:
@@ -24,10 +26,10 @@ class ResumeFunction:
     # zero-argument super() reads the frame's first local: that local is passed first
     # (before the stack values), the others after them
     first_local: str | None = None
-    template: types.CodeType | None = None  # the code it resumes (checked against id reuse)
 
 
-_cache: dict[tuple, ResumeFunction] = {}
+# per resumed code (by identity, weakly): (index, stack kinds, live locals, first local) -> fn
+_cache: CodeKeyed[dict[tuple, ResumeFunction]] = CodeKeyed()
 
 
 def clear_cache() -> None:
@@ -62,9 +64,9 @@ def make_resume_function(
     first_local = _super_self(code, live_locals)
     if first_local is not None:
         live_locals = tuple(n for n in live_locals if n != first_local)
-    key = (id(code), index, stack_kinds, live_locals, first_local)
-    found = _cache.get(key)
-    if found is not None and found.template is code:
+    key = (index, stack_kinds, live_locals, first_local)
+    found = _cache.setdefault(code, dict).get(key)
+    if found is not None:
         return found
     decoded = fbc.decode(code)
     body = fbc.body(decoded)
@@ -92,8 +94,8 @@ def make_resume_function(
         name=name,
         docstring=None,
     )
-    result = ResumeFunction(name, new, stack_args, live_locals, first_local, code)
-    _cache[key] = result
+    result = ResumeFunction(name, new, stack_args, live_locals, first_local)
+    _cache.setdefault(code, dict)[key] = result
     return result
 
 

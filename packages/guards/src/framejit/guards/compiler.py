@@ -173,9 +173,13 @@ def compile_guards(guards: Iterable[Guard], global_scope: dict[str, Any]) -> Any
     check_fn = fn_globals["___make_guard_fn"](*(gen.closure[n] for n in closure_names))
 
     failure_order = [g for p in parts for g in p.guards]
+    # The failure functions live on check_fn: a weak reference back keeps them out of a
+    # cycle, so a discarded cache entry frees its check at once (not at the next GC pass).
+    check_ref = weakref.ref(check_fn)
 
     def failure_reason(L: dict[str, Any]) -> str | None:
         """The first failing guard, with detail; None when the check passes."""
+        check_fn = check_ref()
         if check_fn.invalidated is not None:
             return f"the guards were invalidated: {check_fn.invalidated}"
         if check_fn(L):
@@ -188,6 +192,7 @@ def compile_guards(guards: Iterable[Guard], global_scope: dict[str, Any]) -> Any
 
     def failure_reasons(L: dict[str, Any]) -> list[str]:
         """Every failing guard, in check order, each with the user line that created it."""
+        check_fn = check_ref()
         if check_fn.invalidated is not None:
             return [f"the guards were invalidated: {check_fn.invalidated}"]
         if check_fn(L):

@@ -100,6 +100,19 @@ class Code:
         return self._depths[index]
 
 
+def _get_code(self: Code) -> types.CodeType | None:
+    return self._code_ref()
+
+
+def _set_code(self: Code, code: types.CodeType) -> None:
+    self._code_ref = weakref.ref(code)
+
+
+# A field for the constructor, held weakly: `decode`'s cache is keyed by the code weakly, and a
+# value holding its key would keep every decoded code alive.
+Code.code = property(_get_code, _set_code)  # type: ignore[assignment]
+
+
 def _varint(data: bytes, pos: int) -> tuple[int, int]:
     byte = data[pos]
     value = byte & 63
