@@ -128,6 +128,7 @@ def read(code: types.CodeType) -> Bytecode:
     exceptions = [
         ExceptionEntry(e.start, e.end, e.target, e.depth, e.lasti)
         for e in decoded.exception_entries
+        if not _restores_comprehension_names(instrs, e.target)
     ]
     bc = Bytecode(code, instrs, exceptions, TABLE, dict(decoded.index_of_offset))
     bc.exit_blocks = _exit_blocks(instrs, exceptions)
@@ -137,6 +138,20 @@ def read(code: types.CodeType) -> Bytecode:
         if ins.target is not None and ins.target <= ins.index and not ins.no_interrupt:
             bc.backward_sources.setdefault(ins.target, []).append(ins.index)
     return bc
+
+
+def _restores_comprehension_names(instrs: list[Instr], target: int) -> bool:
+    """An inlined comprehension's handler (3.12+): put the saved names back and re-raise.
+
+    ``SWAP 2; POP_TOP; (SWAP 2; STORE_FAST name)+; RERAISE`` is no ``try`` of the source.
+    """
+    names = [i.opname for i in instrs[target : target + 16]]
+    if names[:2] != ["SWAP", "POP_TOP"]:
+        return False
+    k = 2
+    while names[k : k + 2] == ["SWAP", "STORE_FAST"]:
+        k += 2
+    return k > 2 and names[k : k + 1] == ["RERAISE"]
 
 
 def _past_end_for(instrs: list[Instr], target: int, skip: int) -> int:

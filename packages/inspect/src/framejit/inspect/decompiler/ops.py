@@ -428,27 +428,27 @@ class ExpressionOps:
         if not isinstance(code, CodeConst):
             raise Unsupported("MAKE_FUNCTION without a code constant")
         fn = FunctionValue(code.code)
-        if ins.arg & 8:
-            self.pop_raw(blk)  # closure cells: the nested def reads them by name
-        if ins.arg & 4:
-            ann = self.pop(blk)
-            if isinstance(ann, ast.Tuple):
-                elts = ann.elts
-                for k in range(0, len(elts) - 1, 2):
-                    if isinstance(elts[k], ast.Constant):
-                        fn.annotations[elts[k].value] = elts[k + 1]
-        if ins.arg & 2:
-            kw = self.pop(blk)
-            if isinstance(kw, ast.Dict):
-                for key, value in zip(kw.keys, kw.values, strict=True):
-                    if isinstance(key, ast.Constant):
-                        fn.kwdefaults[key.value] = value
-        if ins.arg & 1:
-            defaults = self.pop(blk)
-            fn.defaults = (
-                list(defaults.elts) if isinstance(defaults, ast.Tuple) else [ast.Starred(defaults)]
-            )
+        for flag in (8, 4, 2, 1):  # until 3.12 the flags say what lies under the code
+            if (ins.arg or 0) & flag:
+                self.function_attribute(fn, flag, self.pop_raw(blk), blk)
         blk.stack.append(fn)
+
+    def function_attribute(self, fn: FunctionValue, flag: int, value, blk: Block) -> None:
+        """Closure (8), annotations (4), keyword defaults (2) or defaults (1) of ``fn``."""
+        if flag == 8:
+            return  # closure cells: the nested def reads them by name
+        value = self.expr(value, blk)
+        if flag == 4 and isinstance(value, ast.Tuple):
+            elts = value.elts
+            for k in range(0, len(elts) - 1, 2):
+                if isinstance(elts[k], ast.Constant):
+                    fn.annotations[elts[k].value] = elts[k + 1]
+        elif flag == 2 and isinstance(value, ast.Dict):
+            for key, item in zip(value.keys, value.values, strict=True):
+                if isinstance(key, ast.Constant):
+                    fn.kwdefaults[key.value] = item
+        elif flag == 1:
+            fn.defaults = list(value.elts) if isinstance(value, ast.Tuple) else [ast.Starred(value)]
 
     # ------------------------------------------------------------ stores
     def STORE_FAST(self, ins, blk: Block):
