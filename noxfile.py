@@ -133,8 +133,10 @@ def demo(session: nox.Session) -> None:
 
 @nox.session(python=TORCH_PYTHON)
 def bench(session: nox.Session) -> None:
-    """Side-by-side benchmarks against torch.compile; prints ratios."""
-    _install(session, *ALL_PACKAGES, "tabulate")
+    """Side-by-side benchmarks against torch.compile; prints ratios, writes
+    benchmarks/results/<script>.json and the bar chart benchmarks/results/bench.png."""
+    _install(session, *ALL_PACKAGES, "tabulate", "matplotlib")  # matplotlib: the chart only
     scripts = session.posargs or sorted(str(p) for p in (ROOT / "benchmarks").glob("*.py"))
     for script in scripts:
         session.run("python", script, env={"PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")})
+    session.run("python", str(ROOT / "benchmarks" / "tools" / "chart.py"))

@@ -15,6 +15,7 @@ import statistics
 import time
 
 import torch
+from tools.results import record
 from torch import nn
 
 from framejit import graphcapture as fj
@@ -115,6 +116,8 @@ def main() -> None:
             f"{name:<26} {cfj * 1e3:>10.1f} {ctorch * 1e3:>13.1f} {cfj / ctorch:>5.2f} {wall:>19}  "
             f"{heager * 1e6:>8.1f} {hfj * 1e6:>9.1f} {htorch * 1e6:>12.1f} {hfj / htorch:>5.2f}"
         )
+        record(name, "cold capture", cfj * 1e3, ctorch * 1e3, "ms cpu")
+        record(name, "cache hit", hfj * 1e6, htorch * 1e6, "us cpu")
 
 
 if __name__ == "__main__":

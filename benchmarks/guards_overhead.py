@@ -29,6 +29,8 @@ from torch._dynamo.eval_frame import _debug_get_cache_entry_list
 ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "packages" / "guards" / "src"))  # when run from a checkout
 
+from tools.results import record  # noqa: E402
+
 from framejit.guards import (  # noqa: E402
     AttrSource,
     GlobalSource,
@@ -136,6 +138,7 @@ def main() -> None:
     )
     for label, fj_parts, th_parts, fj, th in rows:
         print(f"{label:<18} {fj_parts:>8} {th_parts:>11} {fj:>12.0f} {th:>10.0f} {fj / th:>9.2f}")
+        record(label, "guard check", fj, th, "ns")
 
 
 if __name__ == "__main__":

@@ -21,6 +21,7 @@ os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(_CACHE_ROOT, "inductor")
 
 import torch  # noqa: E402
 import torch.fx  # noqa: E402
+from tools.results import record  # noqa: E402
 
 from framejit.inductor_lite import compile_fx  # noqa: E402
 
@@ -124,6 +125,9 @@ def main() -> None:
                 f"{lite_t * 1e3:>10.3f}{eager_t / lite_t:>9.2f}x{lite_t / inductor_t:>8.2f}x{gbs:>8.1f}"
                 f"{lite_compile:>11.2f}{inductor_compile:>11.2f}{lite_compile / inductor_compile:>9.2f}x"
             )
+            row = f"{fn.__name__} {tuple(size)}"
+            record(row, "run vs inductor", lite_t * 1e3, inductor_t * 1e3, "ms")
+            record(row, "cold compile", lite_compile, inductor_compile, "s")
     print("vs eager: eager time / lite time (higher is better); vs ind.: lite time / inductor time")
     print("(lower is better); cc: cold compile, first call included, both caches empty.")
 
