@@ -125,6 +125,7 @@ def read(code: types.CodeType) -> Bytecode:
     for ins in instrs:
         if ins.opname == "FOR_ITER" and skip and ins.target is not None:
             ins.target = _past_end_for(instrs, ins.target, skip)
+    _keep_jumps(instrs)
     exceptions = [
         ExceptionEntry(e.start, e.end, e.target, e.depth, e.lasti)
         for e in decoded.exception_entries
@@ -138,6 +139,27 @@ def read(code: types.CodeType) -> Bytecode:
         if ins.target is not None and ins.target <= ins.index and not ins.no_interrupt:
             bc.backward_sources.setdefault(ins.target, []).append(ins.index)
     return bc
+
+
+def _keep_jumps(instrs: list[Instr]) -> None:
+    """3.12+ spell ``JUMP_IF_FALSE_OR_POP`` (``a and b``, chained comparisons) as
+    ``COPY 1; [TO_BOOL;] POP_JUMP_IF_FALSE; POP_TOP``: fold it back into the 3.11 form."""
+    targets = {i.target for i in instrs if i.target is not None}
+    for k, ins in enumerate(instrs):
+        if ins.opname != "COPY" or ins.arg != 1:
+            continue
+        j = k + 1
+        while j < len(instrs) and instrs[j].opname == "TO_BOOL":
+            j += 1
+        if (
+            j + 1 < len(instrs)
+            and instrs[j].opname in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE")
+            and instrs[j + 1].opname == "POP_TOP"
+            and not targets & set(range(k + 1, j + 2))
+        ):
+            ins.opname = instrs[j + 1].opname = "NOP"
+            way = "FALSE" if instrs[j].opname == "POP_JUMP_IF_FALSE" else "TRUE"
+            instrs[j].opname = f"JUMP_IF_{way}_OR_POP"
 
 
 def _restores_comprehension_names(instrs: list[Instr], target: int) -> bool:

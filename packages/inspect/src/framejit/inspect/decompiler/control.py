@@ -18,6 +18,7 @@ from dataclasses import dataclass
 
 from .engine import Block, Loop, SandboxAbort, Unsupported
 from .opcodes import KEEP_JUMPS, POP_JUMPS
+from .pseudo import PSEUDO_MARK
 from .values import ExceptionValue, Iterator
 
 
@@ -352,7 +353,7 @@ class ControlFlow:
     def _goto(self, target: int, why: str) -> ast.stmt:
         """A jump with no Python equivalent: shown as a statement that fails loudly if run."""
         message = (
-            f"framejit.inspect: goto offset {self._offset(target)} ({why}) has no Python equivalent"
+            f"{PSEUDO_MARK} goto offset {self._offset(target)} ({why}) has no Python equivalent"
         )
         return ast.Raise(
             ast.Call(ast.Name("NotImplementedError"), [ast.Constant(message)], []), None

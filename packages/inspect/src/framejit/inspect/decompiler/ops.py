@@ -388,7 +388,9 @@ class ExpressionOps:
         kwargs = self.pop(blk) if ins.arg & 1 else None
         args = self.pop(blk)
         func = self.pop_raw(blk)
-        if blk.stack and isinstance(blk.stack[-1], Null):
+        if isinstance(func, Null):  # 3.13: the NULL sits above the callable
+            func = self.pop_raw(blk)
+        elif blk.stack and isinstance(blk.stack[-1], Null):
             blk.stack.pop()
         positional = (
             list(args.elts) if isinstance(args, ast.Tuple) else [ast.Starred(args, ast.Load())]
