@@ -102,9 +102,16 @@ ALL_PACKAGES = [str(PACKAGES / name) for name in DEPENDS]
 @nox.session(python=CAPTURE_PYTHONS)
 def integration(session: nox.Session) -> None:
     """Every package together: the seed walkthrough, real models, differential tests."""
-    # transformers: the GPT-2 (tiny config) report test builds the model from a config, no weights
+    # transformers: tiny GPT-2/BERT/LLaMA/T5/DistilBERT/ViT built from configs, no downloads
     _install(session, *ALL_PACKAGES, "pytest>=7", "hypothesis>=6", "tabulate", "transformers")
-    session.run("python", "-m", "pytest", str(ROOT / "integration-tests"), *session.posargs)
+    session.run(
+        "python",
+        "-m",
+        "pytest",
+        str(ROOT / "integration-tests"),
+        *session.posargs,
+        env={"HF_HUB_OFFLINE": "1"},
+    )
     # inspect's tests that need graphcapture skip themselves in `nox -s inspect`: run them here
     # (a separate pytest run: their module names repeat integration-tests' ones)
     inspect_tests = PACKAGES / "inspect" / "tests"
@@ -135,7 +142,7 @@ def demo(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Side-by-side benchmarks against torch.compile; prints ratios, writes
     benchmarks/results/<script>.json and the bar chart benchmarks/results/bench.png."""
-    _install(session, *ALL_PACKAGES, "tabulate", "matplotlib")  # matplotlib: the chart only
+    _install(session, *ALL_PACKAGES, "tabulate", "matplotlib", "transformers")  # matplotlib: the chart only
     scripts = session.posargs or sorted(str(p) for p in (ROOT / "benchmarks").glob("*.py"))
     for script in scripts:
         session.run("python", script, env={"PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")})

@@ -90,3 +90,16 @@ def test_and_or_on_tensors(records):
 
     for x, y in [(torch.ones(3), torch.ones(3)), (-torch.ones(3), torch.zeros(3))]:
         torch.testing.assert_close(fj.compile(f)(x, y), f(x, y))
+
+
+def test_inplace_operator_on_a_number_and_a_tensor(records):
+    """`n = 0; n += t` (T5's relative position buckets) was an fx SyntaxError (`0 += t`)."""
+
+    def f(x):
+        n = 0
+        n += (x > 0).to(torch.long) * 4
+        n *= 2
+        return n + x.abs().to(torch.long)
+
+    x = torch.randn(5)
+    torch.testing.assert_close(fj.compile(f, fullgraph=True)(x), f(x))

@@ -50,6 +50,9 @@ def binary_op(tx, op, a: VariableTracker, b: VariableTracker) -> VariableTracker
         return ConstantVariable(op is operator.ne)
     if a.has_tensors() or b.has_tensors():
         if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
+            if not isinstance(a, TensorVariable):
+                # `n += t` with n a Python number: no in-place update, Python runs n + t
+                op = _NOT_IN_PLACE.get(op, op)
             return tx.output.call_op("call_function", op, [a, b], {})
         raise Unsupported(f"{op.__name__} between a container and a tensor")
     if op is operator.iadd and isinstance(a, ListVariable):
@@ -106,6 +109,15 @@ def _has_python_dunder(vt, name: str) -> bool:
         if name in klass.__dict__:
             return isinstance(klass.__dict__[name], types.FunctionType)
     return False
+
+
+_NOT_IN_PLACE = {
+    operator.iadd: operator.add, operator.isub: operator.sub, operator.imul: operator.mul,
+    operator.itruediv: operator.truediv, operator.ifloordiv: operator.floordiv,
+    operator.imod: operator.mod, operator.ipow: operator.pow, operator.imatmul: operator.matmul,
+    operator.iand: operator.and_, operator.ior: operator.or_, operator.ixor: operator.xor,
+    operator.ilshift: operator.lshift, operator.irshift: operator.rshift,
+}  # fmt: skip
 
 
 def identity_compare(tx, op, a, b) -> VariableTracker:

@@ -1,0 +1,98 @@
+"""Capture of six tiny Hugging Face models, framejit beside torch.compile in one process.
+
+For each model (integration-tests/hf_tiny.py: tiny configs, random weights, no
+downloads), eval mode under no_grad: the first call's time with a backend that compiles
+nothing (so the time is capture: tracing, guards, code generation), best of 3 fresh
+models, CPU time of this process; and the graphs and ops each produced.  The ratio is
+framejit / torch.compile (the goal: <= 0.25x on every model).
+"""
+
+from __future__ import annotations
+
+import sys
+import time
+from pathlib import Path
+
+import torch
+
+sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "integration-tests"))
+
+import hf_tiny
+
+from framejit import graphcapture as fj
+
+
+class Counting:
+    def __init__(self):
+        self.graphs = []
+
+    def __call__(self, gm, example_inputs):
+        self.graphs.append(gm)
+        return gm.forward
+
+    def ops(self) -> int:
+        return sum(
+            1
+            for gm in self.graphs
+            for n in gm.graph.nodes
+            if n.op in ("call_function", "call_method", "call_module")
+        )
+
+
+def _first_call(name: str, compile_fn, reset) -> tuple[float, int, int]:
+    best = float("inf")
+    graphs = ops = 0
+    for _ in range(3):
+        reset()
+        model, inputs = hf_tiny.make(name)
+        model.eval()
+        backend = Counting()
+        compiled = compile_fn(model, backend)
+        with torch.no_grad():
+            start = time.process_time()
+            compiled(**inputs)
+            best = min(best, time.process_time() - start)
+        graphs, ops = len(backend.graphs), backend.ops()
+    reset()
+    return best, graphs, ops
+
+
+def _torch_reset():
+    import torch._dynamo
+
+    torch._dynamo.reset()
+
+
+def main() -> None:
+    import warnings
+
+    warnings.filterwarnings("ignore")
+    torch.set_num_threads(1)
+    rows = []
+    for name in hf_tiny.MODELS:
+        fj_time, fj_graphs, fj_ops = _first_call(
+            name, lambda m, b: fj.compile(m, backend=b), fj.reset
+        )
+        tc_time, tc_graphs, tc_ops = _first_call(
+            name, lambda m, b: torch.compile(m, backend=b), _torch_reset
+        )
+        rows.append(
+            (name, fj_time, tc_time, fj_time / tc_time, fj_graphs, tc_graphs, fj_ops, tc_ops)
+        )
+    header = (
+        "model",
+        "framejit s",
+        "torch s",
+        "ratio",
+        "fj graphs",
+        "torch graphs",
+        "fj ops",
+        "torch ops",
+    )
+    print(" | ".join(header))
+    for r in rows:
+        print(f"{r[0]} | {r[1]:.3f} | {r[2]:.3f} | {r[3]:.2f}x | {r[4]} | {r[5]} | {r[6]} | {r[7]}")
+
+
+if __name__ == "__main__":
+    main()

@@ -1,0 +1,119 @@
+"""Tiny Hugging Face models with random weights (no downloads): the six of issue 10.
+Dropout is off in every config, so training runs compare with eager draw for draw.
+
+Each entry builds (model, keyword inputs) from a small config; HF_HUB_OFFLINE=1 is set
+before transformers is imported.  Shared by integration-tests/test_hf_models.py and
+benchmarks/capture_models.py.
+"""
+
+from __future__ import annotations
+
+import os
+
+os.environ.setdefault("HF_HUB_OFFLINE", "1")
+os.environ.setdefault("TRANSFORMERS_VERBOSITY", "error")
+
+import torch
+
+VOCAB = 96
+SEQ = 8
+
+
+def _ids(batch: int = 2) -> torch.Tensor:
+    return torch.randint(1, VOCAB, (batch, SEQ))
+
+
+def gpt2():
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    cfg = GPT2Config(
+        n_layer=2, n_head=2, n_embd=32, vocab_size=VOCAB, n_positions=32,
+        bos_token_id=0, eos_token_id=0, use_cache=False,
+        resid_pdrop=0.0, embd_pdrop=0.0, attn_pdrop=0.0,
+    )  # fmt: skip
+    return GPT2LMHeadModel(cfg), {"input_ids": _ids()}
+
+
+def bert():
+    from transformers import BertConfig, BertModel
+
+    cfg = BertConfig(
+        num_hidden_layers=2, num_attention_heads=2, hidden_size=32, intermediate_size=64,
+        vocab_size=VOCAB, max_position_embeddings=32,
+        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+    )  # fmt: skip
+    return BertModel(cfg), {"input_ids": _ids()}
+
+
+def llama():
+    from transformers import LlamaConfig, LlamaForCausalLM
+
+    cfg = LlamaConfig(
+        num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1, hidden_size=32,
+        intermediate_size=64, vocab_size=VOCAB, max_position_embeddings=32,
+        bos_token_id=0, eos_token_id=0, pad_token_id=0, use_cache=False,
+    )  # fmt: skip
+    return LlamaForCausalLM(cfg), {"input_ids": _ids()}
+
+
+def t5():
+    from transformers import T5Config, T5Model
+
+    cfg = T5Config(
+        num_layers=2, num_decoder_layers=2, num_heads=2, d_model=32, d_kv=16, d_ff=64,
+        vocab_size=VOCAB, decoder_start_token_id=0, pad_token_id=0, use_cache=False, dropout_rate=0.0,
+    )  # fmt: skip
+    return T5Model(cfg), {"input_ids": _ids(), "decoder_input_ids": _ids()}
+
+
+def distilbert():
+    from transformers import DistilBertConfig, DistilBertModel
+
+    cfg = DistilBertConfig(
+        n_layers=2, n_heads=2, dim=32, hidden_dim=64, vocab_size=VOCAB,
+        max_position_embeddings=32, dropout=0.0, attention_dropout=0.0,
+    )  # fmt: skip
+    return DistilBertModel(cfg), {"input_ids": _ids()}
+
+
+def vit():
+    from transformers import ViTConfig, ViTModel
+
+    cfg = ViTConfig(
+        num_hidden_layers=2, num_attention_heads=2, hidden_size=32, intermediate_size=64,
+        image_size=16, patch_size=8, num_channels=3,
+        hidden_dropout_prob=0.0, attention_probs_dropout_prob=0.0,
+    )  # fmt: skip
+    return ViTModel(cfg), {"pixel_values": torch.randn(2, 3, 16, 16)}
+
+
+MODELS = {
+    "gpt2": gpt2,
+    "bert": bert,
+    "llama": llama,
+    "t5": t5,
+    "distilbert": distilbert,
+    "vit": vit,
+}
+
+
+def make(name: str, seed: int = 0):
+    torch.manual_seed(seed)
+    return MODELS[name]()
+
+
+def tensors_of(output) -> list[torch.Tensor]:
+    """The tensors of a model output (ModelOutput, tuple, tensor), in order."""
+    if isinstance(output, torch.Tensor):
+        return [output]
+    if hasattr(output, "to_tuple"):
+        output = output.to_tuple()
+    if isinstance(output, (tuple, list)):
+        return [t for item in output for t in tensors_of(item)]
+    if isinstance(output, dict):
+        return [t for item in output.values() for t in tensors_of(item)]
+    return []
+
+
+def loss_of(output) -> torch.Tensor:
+    return sum(t.float().pow(2).mean() for t in tensors_of(output) if t.is_floating_point())
