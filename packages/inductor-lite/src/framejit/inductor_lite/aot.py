@@ -85,6 +85,26 @@ def with_structure(
     return run_structured
 
 
+class UnsafeTrace(Exception):
+    """AOTAutograd's trace of this graph is known to be wrong: the variant runs eagerly."""
+
+
+# Forward ops whose traced arguments betray a trace that would give a wrong backward.
+# mkldnn_rnn_layer (nn.LSTM on CPU) decides `train` from requires_grad, which the
+# functionalized trace does not see: traced with train=False, its backward reads a missing
+# workspace (a segfault in ATen).
+UNSAFE_IN_TRAINING: dict[Any, Callable[[torch.fx.Node], bool]] = {
+    torch.ops.aten.mkldnn_rnn_layer.default: lambda node: node.args[-1] is False,
+}
+
+
+def check_training_graph(gm: torch.fx.GraphModule) -> None:
+    for node in gm.graph.nodes:
+        unsafe = UNSAFE_IN_TRAINING.get(node.target)
+        if unsafe is not None and unsafe(node):
+            raise UnsafeTrace(f"{node.target} traced for inference inside a training graph")
+
+
 def _boxed(fn: Callable[..., Any]) -> Callable[[list[Any]], Any]:
     def run_boxed(args: list[Any]) -> Any:
         return fn(*args)
@@ -104,6 +124,8 @@ def trace_variant(
 
     def compiler(role: str) -> Callable[..., Any]:
         def compile_part(part: torch.fx.GraphModule, example_inputs: list[Any]) -> Any:
+            if role == "forward":
+                check_training_graph(part)
             fn = inner(role, part, list(example_inputs))
             variants.parts.append(CompiledPart(role, fn))
             return _boxed(fn)
@@ -170,7 +192,7 @@ def compile_with_aot(
             assert flat.traced is not None
             fn = with_structure(traced, *flat.traced)
         except Exception as error:
-            if config.strict:
+            if config.strict and not isinstance(error, UnsafeTrace):
                 raise
             reason = f"AOTAutograd could not trace the graph: {type(error).__name__}: {error}"
             log.warning("inductor-lite: running the graph eagerly: %s", reason)

@@ -35,8 +35,13 @@ def decompositions() -> dict[Any, Any]:
     global _DECOMPOSITIONS
     if _DECOMPOSITIONS is None:
         table = dict(core_aten_decompositions())
-        # keep these whole: the lowerings handle them better than their decompositions
-        for op in (torch.ops.aten.addmm.default,):
+        # keep these whole: the lowerings handle them better than their decompositions;
+        # flash attention's forward must stay whole for its backward kernel, which reads the
+        # logsumexp the forward kernel saved (the decomposed forward's differs: wrong grads)
+        for op in (
+            torch.ops.aten.addmm.default,
+            torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default,
+        ):
             table.pop(op, None)
         _DECOMPOSITIONS = table
     return _DECOMPOSITIONS

@@ -24,6 +24,11 @@ from .ir import BufferView, ComputedBuffer, ExternCall, InputBuffer
 from .scheduler import FusedGroup, Step, buffer_readers, extern_arg_buffers
 
 
+def _leaves_keeping_none(result: Any) -> list[Any]:
+    """An extern's results in meta's flattening order: None (an undefined tensor) is a leaf."""
+    return pytree.tree_leaves(result, is_leaf=lambda value: value is None)
+
+
 class WrapperBuilder:
     def __init__(
         self,
@@ -40,7 +45,7 @@ class WrapperBuilder:
             "_empty": torch.empty_strided,
             "_as_strided": torch.as_strided,
             "_grad_enabled": torch.is_grad_enabled,
-            "_tree_leaves": pytree.tree_leaves,
+            "_tree_leaves": _leaves_keeping_none,
         }
         self.lines: list[str] = []
         self.preamble: list[str] = []  # module-level definitions before `call`
@@ -207,10 +212,13 @@ class WrapperBuilder:
                 continue
             source = result if call.single_output else f"{result}[{buffer.path[0]}]"
             emit(f"    {buffer.name} = {source}")
-            emit(f"    if {buffer.name}.stride() != {buffer.stride!r}:")
-            emit(
-                f"        {buffer.name} = _empty({buffer.size!r}, {buffer.stride!r}, dtype={buffer.name}.dtype, device={buffer.name}.device).copy_({buffer.name})"
-            )
+            empty = self.allocate(buffer)
+            # ATen returns None for an undefined tensor (e.g. mkldnn_rnn's workspace when
+            # not training) where meta says an empty tensor: consumers get the empty tensor
+            emit(f"    if {buffer.name} is None:")
+            emit(f"        {buffer.name} = {empty}")
+            emit(f"    elif {buffer.name}.stride() != {buffer.stride!r}:")
+            emit(f"        {buffer.name} = {empty}.copy_({buffer.name})")
 
     def _emit_return(self) -> None:
         leaves = [self.arg(v) for v in self.graph.outputs]
