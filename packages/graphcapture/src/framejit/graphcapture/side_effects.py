@@ -41,6 +41,9 @@ class SideEffects:
     ) -> None:
         """`obj.name = value`; `generic`: as object.__setattr__ does it (what a class's own
         __setattr__ ends with), replayed without calling that __setattr__ again."""
+        if getattr(obj, "made_in_trace", False):
+            obj.attrs[name] = value  # rebuilt whole if it escapes: nothing to replay
+            return
         if getattr(obj, "source", None) is None:
             raise Unsupported(f"attribute store on an object without a source ({obj})")
         key = (id(obj), name)
@@ -49,6 +52,8 @@ class SideEffects:
         self._attrs[key] = (obj, value, generic)
 
     def pending_attr(self, obj: VariableTracker, name: str) -> VariableTracker | None:
+        if getattr(obj, "made_in_trace", False):
+            return obj.attrs.get(name)
         found = self._attrs.get((id(obj), name))
         return None if found is None else found[1]
 

@@ -44,10 +44,19 @@ def _iterate(tx, vt: VariableTracker) -> list[VariableTracker]:
 
 def binary_op(tx, op, a: VariableTracker, b: VariableTracker) -> VariableTracker:
     """`a op b` for any operator in the operator module (in-place forms included)."""
+    from .objects import UserDefinedObjectVariable
+    from .user_classes import dunder_binary_op
+
+    if isinstance(a, UserDefinedObjectVariable) or isinstance(b, UserDefinedObjectVariable):
+        result = dunder_binary_op(tx, op, a, b)
+        if result is not None:
+            return result
     if isinstance(a, SetVariable):
         return set_binary_op(tx, op, a, b)
     if isinstance(b, SetVariable) and op in (operator.eq, operator.ne):
         return ConstantVariable(op is operator.ne)
+    if op in (operator.is_, operator.is_not):
+        return identity_compare(tx, op, a, b)
     if a.has_tensors() or b.has_tensors():
         if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
             if not isinstance(a, TensorVariable):
@@ -75,6 +84,12 @@ def binary_op(tx, op, a: VariableTracker, b: VariableTracker) -> VariableTracker
         return cls(a.items * b.as_python_constant())
     if a.is_python_constant() and b.is_python_constant():
         return wrap_const(fold(op, a.as_python_constant(), b.as_python_constant()))
+    if op in (operator.eq, operator.ne) and _sequence_pair(a, b):
+        equal = len(a.items) == len(b.items) and all(
+            binary_op(tx, operator.eq, x, y).truth(tx)
+            for x, y in zip(a.items, b.items, strict=True)
+        )
+        return ConstantVariable(equal if op is operator.eq else not equal)
     if op in (operator.eq, operator.ne, operator.is_, operator.is_not):
         return identity_compare(tx, op, a, b)
     raise Unsupported(f"{op.__name__} on {a} and {b}")
@@ -120,13 +135,45 @@ _NOT_IN_PLACE = {
 }  # fmt: skip
 
 
+def _sequence_pair(a, b) -> bool:
+    """Both lists, or both tuples (a tuple never equals a list)."""
+    if not (isinstance(a, BaseListVariable) and isinstance(b, BaseListVariable)):
+        return False
+    return isinstance(a, ListVariable) == isinstance(b, ListVariable)
+
+
 def identity_compare(tx, op, a, b) -> VariableTracker:
     same = _same_object(a, b)
     if same is None:
         raise Unsupported(f"{op.__name__} on {a} and {b}")
+    _guard_identity(tx, a, b, same)
     if op in (operator.is_, operator.eq):
         return ConstantVariable(same)
     return ConstantVariable(not same)
+
+
+def _guard_identity(tx, a, b, same: bool) -> None:
+    """Two user objects read from the inputs, of one type (so TYPE_MATCH alone does not
+    tell them apart): the folded `is` holds only while they stay (not) the same object."""
+    from framejit.guards import GuardKind
+
+    from .objects import UserDefinedObjectVariable
+
+    if not (
+        isinstance(a, UserDefinedObjectVariable)
+        and isinstance(b, UserDefinedObjectVariable)
+        and a.source is not None
+        and b.source is not None
+        and type(a.value) is type(b.value)
+        and a is not b
+    ):
+        return
+    if same:
+        tx.output.add_guard(a.source, GuardKind.TENSOR_ALIASING, b.source, origin=tx.origin())
+    else:
+        tx.output.add_guard(
+            None, GuardKind.NO_TENSOR_ALIASING, (a.source, b.source), origin=tx.origin()
+        )
 
 
 def _same_object(a, b) -> bool | None:
@@ -204,6 +251,10 @@ class BuiltinVariable(ConcreteValueVariable):
             attr = getattr(self.value, name)
             if self.value is dict and name == "fromkeys":
                 return BuiltinVariable(_dict_fromkeys)
+            if self.value is object and name in ("__setattr__", "__getattribute__"):
+                from .user_classes import OBJECT_SLOTS, ObjectSlotFunction
+
+                return ObjectSlotFunction(OBJECT_SLOTS[name])
             if is_constant_value(attr):
                 return ConstantVariable(attr)
             return _UnboundBuiltinMethod(self.value, name)
@@ -243,6 +294,11 @@ def _len(tx, obj):
         return ConstantVariable(len(obj.items))
     if isinstance(obj, SetVariable):
         return ConstantVariable(len(obj.keys))
+    from .user_classes import dunder_len
+
+    result = dunder_len(tx, obj)
+    if result is not None:
+        return result
     if isinstance(obj, TensorVariable):
         obj.check_static("len()")
         if obj.example.dim() == 0:

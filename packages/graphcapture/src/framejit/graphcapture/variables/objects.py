@@ -110,6 +110,12 @@ class GetAttrMixin:
             return UserMethodVariable(class_attr.__func__, cls_vt)
         if isinstance(class_attr, types.FunctionType):
             return UserMethodVariable(class_attr, self, source)
+        if isinstance(class_attr, types.MemberDescriptorType):
+            try:  # a __slots__ member: the value in the object's slot
+                value = class_attr.__get__(obj, cls)
+            except AttributeError:
+                raise Unsupported(f"AttributeError: slot {name!r} is empty") from None
+            return wrap(tx, value, source)
         if hasattr(class_attr, "__get__") and not is_constant_value(class_attr):
             raise Unsupported(f"descriptor {name!r} of {cls.__name__}")
         return wrap(tx, class_attr, source)
@@ -335,6 +341,31 @@ class UserDefinedObjectVariable(GetAttrMixin, ConcreteValueVariable):
     def var_getattr(self, tx, name: str) -> VariableTracker:
         return self._lookup(tx, name)
 
+    # the class's Python dunders, inlined (user_classes.py)
+    def truth(self, tx) -> bool:
+        from .user_classes import dunder_truth
+
+        result = dunder_truth(tx, self)
+        if result is None:
+            raise Unsupported(f"truth of a {type(self.value).__name__} object")
+        return result
+
+    def unpack(self, tx) -> list[VariableTracker]:
+        from .user_classes import dunder_iter
+
+        items = dunder_iter(tx, self)
+        if items is None:
+            raise Unsupported(f"iteration over a {type(self.value).__name__} object")
+        return items
+
+    def getitem(self, tx, index: VariableTracker) -> VariableTracker:
+        from .user_classes import dunder_getitem
+
+        result = dunder_getitem(tx, self, index)
+        if result is None:
+            raise Unsupported(f"indexing a {type(self.value).__name__} object")
+        return result
+
     def call_function(self, tx, args, kwargs) -> VariableTracker:
         call = _class_lookup(type(self.value), "__call__")
         if isinstance(call, types.FunctionType):
@@ -380,11 +411,20 @@ class SuperVariable(VariableTracker):
         self.obj = obj
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
-        obj_type = self.obj.python_type()
+        # super() in a classmethod has the class itself as its object
+        is_class = isinstance(self.obj, UserDefinedClassVariable)
+        obj_type = self.obj.value if is_class else self.obj.python_type()
         mro = obj_type.__mro__
         for klass in mro[mro.index(self.cls) + 1 :]:
             if name in klass.__dict__:
                 attr = klass.__dict__[name]
+                if isinstance(attr, classmethod):
+                    owner = self.obj if is_class else UserDefinedClassVariable(obj_type)
+                    return UserMethodVariable(attr.__func__, owner)
+                if isinstance(attr, staticmethod):
+                    return UserFunctionVariable(attr.__func__)
+                if is_class and isinstance(attr, types.FunctionType):
+                    return UserFunctionVariable(attr)  # super(C, C).f: the plain function
                 if attr is _MODULE_CALL and isinstance(self.obj, NNModuleVariable):
                     return _ModuleCall(self.obj)
                 if attr is _OBJECT_GETATTRIBUTE and isinstance(self.obj, GetAttrMixin):

@@ -1,14 +1,31 @@
-"""Objects of user classes built inside the traced frame.
+"""Objects of user classes: built inside the traced frame, and their Python dunder methods.
 
-`construct` is what calling a class does: a namedtuple becomes a TupleVariable of its
-class; other classes are refused for now (a graph break).
+`construct` is what calling a class does.  A namedtuple becomes a TupleVariable of its
+class; an Enum class called with a constant looks the member up; a plain class (dataclasses
+included: frozen, field defaults, default factories, __post_init__) gets a
+`NewObjectVariable` whose `__init__` is inlined.  Its attributes live in the tracker;
+the real object is made only if it escapes the frame (`object.__new__(cls)` and its
+`__dict__` filled, so __init__'s side effects are not run twice: they were traced and are
+replayed like any other).
+
+`dunder_binary_op`, `dunder_truth`, `dunder_len`, `dunder_iter`, `dunder_getitem` run a
+class's Python `__eq__`/`__lt__`/`__add__`/`__bool__`/`__len__`/`__iter__`/
+`__getitem__`/... (inlined, with Python's reflected-operand and NotImplemented rules) for
+user objects, made here or read from the frame's inputs.
 """
 
 from __future__ import annotations
 
+import enum
+import operator
+import types
+
 from ..exc import Unsupported
-from .base import VariableTracker
+from ..sources import AttrSource
+from .base import ConstantVariable, VariableTracker
 from .containers import TupleVariable
+from .functions import UserFunctionVariable
+from .objects import _MISSING, UserDefinedObjectVariable, _class_lookup
 
 
 def is_namedtuple_class(cls) -> bool:
@@ -16,6 +33,8 @@ def is_namedtuple_class(cls) -> bool:
 
 
 def _namedtuple(tx, cls, args, kwargs) -> VariableTracker:
+    from .builder import wrap
+
     fields = list(cls._fields)
     if len(args) > len(fields):
         raise Unsupported(f"TypeError: {cls.__name__}() takes {len(fields)} arguments")
@@ -30,19 +49,10 @@ def _namedtuple(tx, cls, args, kwargs) -> VariableTracker:
         if name in values:
             items.append(values[name])
         elif name in defaults:
-            from .builder import wrap
-
             items.append(wrap(tx, defaults[name], None))
         else:
             raise Unsupported(f"TypeError: {cls.__name__}() missing argument {name!r}")
     return TupleVariable(items, namedtuple_cls=cls)
-
-
-def construct(tx, cls_vt, args: list, kwargs: dict) -> VariableTracker:
-    cls = cls_vt.value
-    if is_namedtuple_class(cls) and "__new__" not in _own_overrides(cls):
-        return _namedtuple(tx, cls, args, kwargs)
-    raise Unsupported(f"constructing a {cls.__qualname__} object")
 
 
 def _own_overrides(cls) -> set:
@@ -53,3 +63,239 @@ def _own_overrides(cls) -> set:
             break
         out.update(klass.__dict__)
     return out
+
+
+def _plain_class(cls) -> str | None:
+    """Why instances of `cls` cannot be built as NewObjectVariables (None: they can)."""
+    if type(cls) not in (type, _ABCMeta()):
+        return f"metaclass {type(cls).__name__}"
+    for klass in cls.__mro__[:-1]:
+        if klass.__module__ == "builtins" or "__slots__" in klass.__dict__:
+            return f"base class {klass.__name__} (builtin or __slots__)"
+        if "__new__" in klass.__dict__:
+            return f"{klass.__name__}.__new__"
+    return None
+
+
+def _ABCMeta():
+    import abc
+
+    return abc.ABCMeta
+
+
+def construct(tx, cls_vt, args: list, kwargs: dict) -> VariableTracker:
+    cls = cls_vt.value
+    if is_namedtuple_class(cls) and "__new__" not in _own_overrides(cls):
+        return _namedtuple(tx, cls, args, kwargs)
+    if isinstance(cls, enum.EnumMeta):
+        return _enum_member(cls, args, kwargs)
+    why = _plain_class(cls)
+    if why is not None:
+        raise Unsupported(f"constructing a {cls.__qualname__} object ({why})")
+    obj = NewObjectVariable(cls)
+    init = _class_lookup(cls, "__init__")
+    if init is object.__init__:
+        if args or kwargs:
+            raise Unsupported(f"TypeError: {cls.__name__}() takes no arguments")
+    elif isinstance(init, types.FunctionType):
+        source = _class_attr_source(cls_vt, cls, "__init__")
+        result = UserFunctionVariable(init, source).call_function(tx, [obj, *args], kwargs)
+        if not (result.is_python_constant() and result.as_python_constant() is None):
+            raise Unsupported("TypeError: __init__() should return None")
+    else:
+        raise Unsupported(f"{cls.__name__}.__init__ is not a Python function")
+    return obj
+
+
+def _class_attr_source(cls_vt, cls, name):
+    """cls.name as a source, when the class has one and defines `name` itself."""
+    if cls_vt.source is None or name not in cls.__dict__:
+        return None
+    return AttrSource(cls_vt.source, name)
+
+
+def _enum_member(cls, args, kwargs) -> VariableTracker:
+    if kwargs or len(args) != 1 or not args[0].is_python_constant():
+        raise Unsupported(f"calling the Enum {cls.__name__} with these arguments")
+    try:
+        member = cls(args[0].as_python_constant())
+    except Exception as e:  # eager raises it
+        raise Unsupported(f"{type(e).__name__} looking up a {cls.__name__} member") from e
+    return ConstantVariable(member)  # the class is identity-guarded: its members are fixed
+
+
+class NewObjectVariable(UserDefinedObjectVariable):
+    """An instance created by the trace: `value` is an empty stand-in of the right class,
+    `attrs` its instance __dict__ (filled by traced stores)."""
+
+    made_in_trace = True
+
+    def __init__(self, cls: type):
+        super().__init__(object.__new__(cls), None)
+        self.attrs: dict[str, VariableTracker] = {}
+
+    def reconstruct(self, cg) -> None:
+        cg.reconstruct_once(self, self._build)
+
+    def _build(self, cg) -> None:
+        cg.push_null()
+        cg.load_const(_rebuild_object)
+        cg.load_const(type(self.value))
+        for name, value in self.attrs.items():
+            cg.load_const(name)
+            value.reconstruct(cg)
+        cg.build_map(len(self.attrs))
+        cg.call(2)
+
+    def __repr__(self) -> str:
+        return f"NewObjectVariable({type(self.value).__name__})"
+
+
+def _rebuild_object(cls, attrs):
+    obj = object.__new__(cls)
+    obj.__dict__.update(attrs)
+    return obj
+
+
+class ObjectSlotFunction(VariableTracker):
+    """`object.__setattr__` / `object.__getattribute__` called with the object first (frozen
+    dataclasses' __init__, classes that override __setattr__): the generic store/lookup."""
+
+    def __init__(self, kind: str):
+        self.kind = kind
+
+    def call_function(self, tx, args, kwargs) -> VariableTracker:
+        from .objects import GetAttrMixin, _ObjectMethod
+
+        if not args or not isinstance(args[0], GetAttrMixin):
+            raise Unsupported(f"object.__{self.kind}__ on {args[0] if args else 'nothing'}")
+        return _ObjectMethod(args[0], self.kind).call_function(tx, list(args[1:]), kwargs)
+
+
+OBJECT_SLOTS = {"__setattr__": "setattr", "__getattribute__": "getattr"}
+
+
+# ------------------------------------------------------------------ dunder protocol
+def _python_method(vt: VariableTracker, name: str):
+    """The class's Python function `name` for a user object (None: not a user object, or
+    the class does not define it in Python)."""
+    if not isinstance(vt, UserDefinedObjectVariable):
+        return None
+    attr = _class_lookup(type(vt.value), name)
+    return attr if isinstance(attr, types.FunctionType) else None
+
+
+def _has_slot(vt, name: str) -> bool:
+    return isinstance(vt, UserDefinedObjectVariable) and _class_lookup(
+        type(vt.value), name
+    ) not in (_MISSING, getattr(object, name, _MISSING))
+
+
+def _call(tx, fn, self_vt, *args) -> VariableTracker:
+    return UserFunctionVariable(fn).call_function(tx, [self_vt, *args], {})
+
+
+def _is_not_implemented(vt: VariableTracker) -> bool:
+    return vt.is_python_constant() and vt.as_python_constant() is NotImplemented
+
+
+_COMPARE = {
+    operator.eq: ("__eq__", "__eq__"),
+    operator.ne: ("__ne__", "__ne__"),
+    operator.lt: ("__lt__", "__gt__"),
+    operator.le: ("__le__", "__ge__"),
+    operator.gt: ("__gt__", "__lt__"),
+    operator.ge: ("__ge__", "__le__"),
+}
+_ARITH = {
+    operator.add: "add", operator.sub: "sub", operator.mul: "mul", operator.truediv: "truediv",
+    operator.floordiv: "floordiv", operator.mod: "mod", operator.pow: "pow",
+    operator.matmul: "matmul", operator.and_: "and", operator.or_: "or", operator.xor: "xor",
+    operator.lshift: "lshift", operator.rshift: "rshift",
+}  # fmt: skip
+_INPLACE = {
+    operator.iadd: operator.add, operator.isub: operator.sub, operator.imul: operator.mul,
+    operator.itruediv: operator.truediv, operator.ifloordiv: operator.floordiv,
+    operator.imod: operator.mod, operator.ipow: operator.pow, operator.imatmul: operator.matmul,
+    operator.iand: operator.and_, operator.ior: operator.or_, operator.ixor: operator.xor,
+}  # fmt: skip
+
+
+def dunder_binary_op(tx, op, a: VariableTracker, b: VariableTracker) -> VariableTracker | None:
+    """`a op b` through the operands' Python dunders; None: neither operand has one."""
+    if op is operator.ne and not (_python_method(a, "__ne__") or _python_method(b, "__ne__")):
+        eq = dunder_binary_op(tx, operator.eq, a, b)  # object.__ne__ inverts __eq__
+        return None if eq is None else ConstantVariable(not eq.truth(tx))
+    if op in _INPLACE:
+        fn = _python_method(a, f"__i{_ARITH[_INPLACE[op]]}__")
+        if fn is not None:
+            result = _call(tx, fn, a, b)
+            if not _is_not_implemented(result):
+                return result
+        op = _INPLACE[op]
+    if op in _COMPARE:
+        forward, reflected = _COMPARE[op]
+    elif op in _ARITH:
+        forward, reflected = f"__{_ARITH[op]}__", f"__r{_ARITH[op]}__"
+    else:
+        return None
+    fa, fb = _python_method(a, forward), _python_method(b, reflected)
+    if fa is None and fb is None:
+        return None
+    order = [(fa, a, b), (fb, b, a)]
+    if fb is not None and _is_proper_subclass(b, a):
+        order.reverse()  # a subclass's reflected method goes first
+    for fn, x, y in order:
+        if fn is not None:
+            result = _call(tx, fn, x, y)
+            if not _is_not_implemented(result):
+                return result
+    if op in (operator.eq, operator.ne):
+        from .builtins import identity_compare
+
+        return identity_compare(tx, operator.is_ if op is operator.eq else operator.is_not, a, b)
+    raise Unsupported(f"TypeError: {op.__name__} not supported between these objects")
+
+
+def _is_proper_subclass(b, a) -> bool:
+    try:
+        tb, ta = b.python_type(), a.python_type()
+    except Unsupported:
+        return False
+    return tb is not ta and issubclass(tb, ta)
+
+
+def dunder_truth(tx, vt: VariableTracker) -> bool | None:
+    fn = _python_method(vt, "__bool__")
+    if fn is not None:
+        result = _call(tx, fn, vt)
+        if not (result.is_python_constant() and type(result.as_python_constant()) is bool):
+            raise Unsupported("__bool__ should return bool")
+        return result.as_python_constant()
+    fn = _python_method(vt, "__len__")
+    if fn is not None:
+        return _call(tx, fn, vt).as_python_constant() != 0
+    if (
+        isinstance(vt, UserDefinedObjectVariable)
+        and not _has_slot(vt, "__bool__")
+        and not (_has_slot(vt, "__len__"))
+    ):
+        return True  # an object without __bool__/__len__ is true
+    return None
+
+
+def dunder_len(tx, vt: VariableTracker) -> VariableTracker | None:
+    fn = _python_method(vt, "__len__")
+    return None if fn is None else _call(tx, fn, vt)
+
+
+def dunder_iter(tx, vt: VariableTracker) -> list[VariableTracker] | None:
+    fn = _python_method(vt, "__iter__")
+    if fn is None:
+        return None
+    return _call(tx, fn, vt).unpack(tx)
+
+
+def dunder_getitem(tx, vt: VariableTracker, index: VariableTracker) -> VariableTracker | None:
+    fn = _python_method(vt, "__getitem__")
+    return None if fn is None else _call(tx, fn, vt, index)

@@ -1,0 +1,246 @@
+"""Cases for user-defined classes built inside the frame and their Python dunder methods.
+
+Plain classes, dataclasses (frozen, field defaults, default factories, __post_init__),
+NamedTuple, Enum lookups, properties, classmethods/staticmethods, super() in its forms,
+__eq__/__lt__/__add__/__bool__/__len__/__getitem__/__iter__/__contains__; objects that
+escape the frame are rebuilt.  torch.compile captures each in one graph (fullgraph).
+"""
+
+from __future__ import annotations
+
+import dataclasses
+import enum
+import typing
+
+import torch
+from cases import Case, args, t
+
+USER_CLASS_CASES: list[Case] = []
+
+
+def case(*factories, frames=1, check_ops=True):
+    def register(fn):
+        USER_CLASS_CASES.append(Case(fn, args(*factories), frames, check_ops))
+        return fn
+
+    return register
+
+
+@dataclasses.dataclass
+class Tag:
+    name: str
+    n: int
+
+
+@dataclasses.dataclass(frozen=True)
+class Frozen:
+    a: int
+    items: list = dataclasses.field(default_factory=list)
+    scale: float = 2.0
+
+
+@dataclasses.dataclass
+class WithPost:
+    x: torch.Tensor
+    k: int = 3
+
+    def __post_init__(self):
+        self.y = self.x * self.k
+
+
+@dataclasses.dataclass(order=True)
+class Version:
+    major: int
+    minor: int
+
+
+class Pair(typing.NamedTuple):
+    first: torch.Tensor
+    second: int = 2
+
+
+class Color(enum.Enum):
+    RED = 1
+    BLUE = 2
+
+
+class Box:
+    unit = 5
+
+    def __init__(self, x):
+        self.x = x
+
+    @property
+    def double(self):
+        return self.x * 2
+
+    @classmethod
+    def make(cls, x):
+        return cls(x + 1)
+
+    @staticmethod
+    def helper(x):
+        return x - 1
+
+    def __add__(self, other):
+        return Box(self.x + other.x)
+
+    def __len__(self):
+        return 3
+
+    def __getitem__(self, i):
+        return self.x + i
+
+    def __contains__(self, item):
+        return item == "x"
+
+    def __iter__(self):
+        return iter([self.x, self.x + 1])
+
+
+class Base:
+    def __init__(self, x):
+        self.x = x
+
+    def value(self):
+        return self.x * 2
+
+    @classmethod
+    def build(cls, *args):
+        return cls(*args)
+
+
+class Child(Base):
+    def __init__(self, x, k):
+        super().__init__(x)
+        self.k = k
+
+    def value(self):
+        return super().value() + self.k
+
+    @classmethod
+    def build(cls, x):
+        return super().build(x, 2).value()
+
+
+class Left(Base):
+    def value(self):
+        return super().value() + 1
+
+
+class Right(Base):
+    def value(self):
+        return super().value() * 3
+
+
+class Diamond(Left, Right):
+    def value(self):
+        return super(Left, self).value() + super().value()
+
+
+class Truthy:
+    def __init__(self, on):
+        self.on = on
+
+    def __bool__(self):
+        return self.on
+
+
+# ----------------------------------------------------------------- dataclasses
+@case(t(4))
+def dataclass_equal_instances_compare_equal(x):
+    # regression: Tag('a', 0) == Tag('a', 0) was False (folded as identity)
+    if Tag("a", 0) == Tag("a", 0):
+        x = x + 1
+    if Tag("a", 0) != Tag("a", 1):
+        x = x * 2
+    return x, Tag("a", 0) is Tag("a", 0)
+
+
+@case(t(4))
+def dataclass_frozen_defaults(x):
+    f = Frozen(1)
+    return x * f.scale + f.a + len(f.items), f == Frozen(1), f != Frozen(2)
+
+
+@case(t(4))
+def dataclass_post_init_escapes(x):
+    w = WithPost(x)
+    return w.y + w.k, w
+
+
+@case(t(4))
+def dataclass_order(x):
+    if Version(1, 2) < Version(1, 3) and Version(2, 0) >= Version(1, 9):
+        return x + 1
+    return x - 1
+
+
+@case(t(4))
+def dataclass_replace_fields(x):
+    w = WithPost(x, 2)
+    return w.y + len(dataclasses.fields(w))
+
+
+# ----------------------------------------------------------------- NamedTuple, Enum
+@case(t(4))
+def namedtuple_class_defaults(x):
+    p = Pair(x)
+    return p.first * p.second, p, Pair(second=4, first=x)[1]
+
+
+@case(t(4))
+def enum_lookup_by_value(x):
+    return x * Color(2).value, Color.RED, Color(1) is Color.RED
+
+
+# ----------------------------------------------------------------- plain classes
+@case(t(4))
+def plain_class_property_and_dunders(x):
+    b = Box(x)
+    c = b + Box.make(x)
+    return c.double, len(b), b[1], "x" in b, "y" in b, list(b), Box.helper(x), b.unit
+
+
+@case(t(4))
+def plain_object_escapes_and_is_rebuilt(x):
+    b = Box(x * 2)
+    b.extra = x + 1
+    return b
+
+
+@case(t(4))
+def bool_dunder(x):
+    if Truthy(True):
+        x = x + 1
+    if not Truthy(False):
+        x = x * 3
+    return x
+
+
+@case(t(4))
+def object_identity(x):
+    a = Box(x)
+    b = a
+    return x + (a is b) + (a is not Box(x)) * 2
+
+
+# ----------------------------------------------------------------- super() in its forms
+@case(t(4))
+def super_zero_arg_init_and_method(x):
+    return Child(x, 3).value()
+
+
+@case(t(4))
+def super_in_classmethod(x):
+    return Child.build(x)
+
+
+@case(t(4))
+def super_multiple_inheritance(x):
+    return Diamond(x).value(), Left(x).value(), Right(x).value()
+
+
+@case(t(4))
+def classmethod_through_instance(x):
+    return Child(x, 1).build(x) + Base.build(x).value()
