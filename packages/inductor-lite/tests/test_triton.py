@@ -291,3 +291,11 @@ def test_gpt_block():
         compiled = run(None, [x], gm=torch.fx.symbolic_trace(block), lowered=False)
     assert compiled.kernel_count >= 4
     assert all("stays in ATen" in reason for reason in compiled.fallback_reasons)
+
+
+def test_empty_and_scalar_reductions():
+    def fn(e, s):
+        return [e.sum(0), e.sum(), e.mean(1), torch.any(e, 0), torch.all(e), e.prod(), s.sum(),
+                s.amax(), s.mean(), s.argmax(), torch.softmax(s, 0)]  # fmt: skip
+
+    run(fn, [torch.randn(0, 4), torch.tensor(2.5)])

@@ -213,7 +213,8 @@ def literal(value: Any, dtype: torch.dtype) -> str:
         if math.isnan(value) or math.isinf(value):
             return f"float('{value}')"
         return repr(value)
-    return str(int(value))
+    value = int(value)
+    return "(-9223372036854775807 - 1)" if value == -(2**63) else str(value)
 
 
 def next_pow2(n: int) -> int:
@@ -242,10 +243,6 @@ class NodePlan:
     rranges: tuple[int, ...]
     store_key: tuple[Any, ...]
     barrier: bool = False  # reads what this kernel wrote to memory: synchronize first
-
-    @property
-    def rnumel(self) -> int:
-        return math.prod(self.rranges) if self.rranges else 0
 
 
 @dataclass
@@ -541,6 +538,7 @@ class TritonKernel:
         scratch = [n for n in self.params if n in memory and n not in self.group.stored]
         spec = KernelSpec(name, list(self.params), self.checks_bounds, scratch=scratch)
         meta = {
+            "two_d": tiling.two_d,
             "xnumel": tiling.xnumel,
             "rnumel": tiling.rnumel if tiling.two_d else 0,
             "persistent": tiling.persistent,
@@ -551,8 +549,9 @@ class TritonKernel:
     def _r_header(self, plan: NodePlan, out: list[str], looped: bool) -> list[str]:
         """Opens the r loop of a node (or its persistent block); returns the body's list."""
         target = out
+        rnumel = math.prod(plan.rranges)  # 1 for a reduction over no dims (a 0-dim input)
         if looped:
-            out.append(f"for roffset in range(0, {plan.rnumel}, RBLOCK):")
+            out.append(f"for roffset in range(0, {rnumel}, RBLOCK):")
             target = []
             target.append("rindex = roffset + rbase")
         else:
@@ -560,7 +559,7 @@ class TritonKernel:
                 return target
             self._header = plan.rranges
             target.append("rindex = rbase")
-        target.append(f"rmask = rindex < {plan.rnumel}")
+        target.append(f"rmask = rindex < {rnumel}")
         target.extend(_decompose("z", "rindex", plan.rranges))
         return target
 
@@ -707,9 +706,8 @@ class TritonKernel:
 def _decompose(prefix: str, flat: str, ranges: tuple[int, ...]) -> list[str]:
     """Symbols of each dim (slowest first) from a flat index."""
     lines = []
-    stride = math.prod(ranges)
     for position, size in enumerate(ranges):
-        stride //= size
+        stride = math.prod(max(n, 1) for n in ranges[position + 1 :])
         expr = flat if stride == 1 else f"({flat} // {stride})"
         if position > 0:
             expr = f"{expr} % {size}"

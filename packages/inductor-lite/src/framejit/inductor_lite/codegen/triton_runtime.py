@@ -55,7 +55,7 @@ def heuristic(meta: dict[str, Any], interpret: bool) -> LaunchConfig:
     the interpreter runs programs one after another, so fewer is faster."""
     xnumel, rnumel = max(meta["xnumel"], 1), meta["rnumel"]
     tile = 16384 if interpret else 4096
-    if not rnumel and not meta.get("two_d"):
+    if not meta["two_d"]:
         xblock = min(_pow2(xnumel), tile if interpret else 1024)
         return LaunchConfig(xblock, None, 4 if xblock >= 512 else max(1, xblock // 128))
     if meta["persistent"]:
