@@ -25,7 +25,7 @@ from .engine import Engine, Shared, Unsupported
 from .functions import CO_COROUTINE, FunctionOps, identifier, signature
 from .modern import ModernOps
 from .ops import ExpressionOps
-from .pseudo import PSEUDO_MARK, pseudo_source
+from .pseudo import PSEUDO_MARK, lost_names, pseudo_source
 from .values import constant
 
 __all__ = ["PSEUDO_MARK", "Decompiler", "decompile", "decompile_ast"]
@@ -85,6 +85,9 @@ def decompile_ast(obj) -> ast.Module:
     )
     node_type = ast.AsyncFunctionDef if code.co_flags & CO_COROUTINE else ast.FunctionDef
     fn = node_type(identifier(code.co_name), args, body or [ast.Pass()], [], None)
+    lost = lost_names(code, ast.unparse(ast.fix_missing_locations(ast.Module([fn], []))))
+    if lost:
+        raise Unsupported(f"the rebuilt source would lack {', '.join(lost)}")
     if decompiler.declared_nonlocal:
         # ``nonlocal`` needs an enclosing function: show one that binds the free variables
         cells = [
