@@ -131,3 +131,66 @@ def test_enum_member_attribute_folded_and_guarded():
     compiled = one_graph(f, x)
     state.action = Action.NOTIFY
     torch.testing.assert_close(compiled(x), f(x))
+
+
+def _double(t):
+    return t * 2
+
+
+class Registry:
+    """A Mapping written in Python, like transformers' AttentionInterface."""
+
+    _global = {"double": _double}
+
+    def __init__(self):
+        self._local = {}
+
+    def __getitem__(self, key):
+        if key in self._local:
+            return self._local[key]
+        return self._global[key]
+
+    def __contains__(self, key):
+        return key in self._local or key in self._global
+
+
+REGISTRY = Registry()
+
+
+def test_python_mapping_lookup_is_inlined():
+    def f(x):
+        if "double" in REGISTRY:
+            return REGISTRY["double"](x) + 1
+        return x
+
+    one_graph(f, torch.randn(3))
+
+
+class Slotted:
+    __slots__ = ("name", "scale")
+
+    def __init__(self, name, scale):
+        self.name = name
+        self.scale = scale
+
+
+def test_slots_attributes_are_read_and_guarded():
+    obj = Slotted("a", 2.0)
+
+    def f(x):
+        return x * obj.scale if obj.name == "a" else x
+
+    x = torch.randn(3)
+    compiled = one_graph(f, x)
+    obj.scale = 5.0
+    torch.testing.assert_close(compiled(x), f(x))
+    obj.name = "b"
+    torch.testing.assert_close(compiled(x), f(x))
+
+
+def test_hasattr_on_a_tensor_needs_no_guard():
+    def f(x):
+        y = x.cumsum(0)
+        return y * 2 if not hasattr(y, "framejit_missing") else y
+
+    one_graph(f, torch.randn(4))

@@ -215,6 +215,8 @@ def getitem(tx, obj: VariableTracker, index: VariableTracker) -> VariableTracker
         return wrap_const(
             fold(operator.getitem, obj.as_python_constant(), index.as_python_constant())
         )
+    if _has_python_dunder(obj, "__getitem__"):  # a Mapping written in Python (AttentionInterface)
+        return obj.call_method(tx, "__getitem__", [index], {})
     raise Unsupported(f"indexing {obj}")
 
 
@@ -483,9 +485,11 @@ def _guard_absent(tx, obj, attr: str) -> None:
     by their value's own guards."""
     source = getattr(obj, "source", None)
     if source is None:
-        if getattr(obj, "mutable", False):
-            return  # made by the trace itself: nothing outside can add the attribute
-        raise Unsupported(f"hasattr/getattr default on {obj}, which cannot be guarded")
+        from .base import ConcreteValueVariable
+
+        if isinstance(obj, ConcreteValueVariable) and not getattr(obj, "mutable", False):
+            raise Unsupported(f"hasattr/getattr default on {obj}, which cannot be guarded")
+        return  # a tensor, container or object made by the trace: its type decides
     from framejit.guards import GuardKind
 
     from ..sources import AttrSource

@@ -129,7 +129,10 @@ def call_torch_function(tx, fn_vt, args: list, kwargs: dict) -> VariableTracker:
     if getattr(fn, "__wrapped__", None) is not None:
         raise Unsupported(f"call to the wrapped torch function {fn!r}")
     if _is_state_query(fn, args, kwargs):
-        return ConstantVariable(fn())
+        try:
+            return ConstantVariable(fn())
+        except Exception as e:  # e.g. a CUDA query in a CPU-only build: eager raises it too
+            raise Unsupported(f"{getattr(fn, '__name__', fn)}() raised {type(e).__name__}") from e
     if _is_refused(fn):
         raise Unsupported(
             f"call to {getattr(fn, '__module__', '')}.{getattr(fn, '__name__', fn)} (not tensor math)"
