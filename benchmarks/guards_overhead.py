@@ -105,7 +105,7 @@ def main() -> None:
     parser.add_argument("--sizes", type=int, nargs="*", default=[1, 4, 16, 64])
     args = parser.parse_args()
     logging.getLogger("torch._dynamo").setLevel(logging.ERROR)
-    native_module = native.load()
+    native_module = native.load(wait=True)
     print(
         f"framejit native helper: {'yes' if native_module else 'no (' + str(native.unavailable_reason()) + ')'}"
     )

@@ -11,7 +11,7 @@ from framejit.guards import native
 def tensor_backend(request, monkeypatch):
     """Compile guard sets with the native ___check_tensors, or force the Python one."""
     if request.param == "native":
-        if native.load() is None:
+        if native.load(wait=True) is None:
             pytest.fail(f"native tensor guards did not build: {native.unavailable_reason()}")
     else:
         monkeypatch.setattr(native, "load", lambda: None)

@@ -20,7 +20,7 @@ PROBE = textwrap.dedent(
     t = torch.randn(3)
     fn = compile_guards([Guard(LocalSource("a"), GuardKind.TENSOR_MATCH, t)], {})
     assert fn({"a": t}) and not fn({"a": t.double()})
-    print(native.load() is None, native.unavailable_reason())
+    print(native.load(wait=True) is None, native.unavailable_reason())
     """
 )
 
@@ -49,7 +49,7 @@ def test_disabled_by_environment(tmp_path):
 
 
 def test_native_objects_in_the_closure():
-    module = native.load()
+    module = native.load(wait=True)
     if module is None:
         pytest.fail(f"native helper did not build: {native.unavailable_reason()}")
     t = torch.randn(2)
@@ -79,3 +79,50 @@ def test_nested_tensor_is_refused():
         nt = torch.nested.nested_tensor([torch.randn(2), torch.randn(3)])
     with pytest.raises(TypeError, match="nested tensors"):
         Guard(LocalSource("a"), GuardKind.TENSOR_MATCH, nt)
+
+
+FIRST_COMPILE = textwrap.dedent(
+    """
+    import time, torch
+    from framejit.guards import Guard, GuardKind, LocalSource, compile_guards, native
+    t = torch.randn(3)
+    start = time.perf_counter()
+    fn = compile_guards([Guard(LocalSource("a"), GuardKind.TENSOR_MATCH, t)], {})
+    elapsed = time.perf_counter() - start
+    first_is_python = type(fn.closure_vars["___check_tensors"].__self__).__name__ == "PyTensorGuards"
+    assert fn({"a": t}) and not fn({"a": t.double()})  # right while the helper builds
+    building = native.building()
+    module = native.load(wait=True)
+    fn2 = compile_guards([Guard(LocalSource("a"), GuardKind.TENSOR_MATCH, t)], {})
+    swapped = isinstance(fn2.closure_vars["___check_tensors"].__self__, module.TensorGuards)
+    assert fn2({"a": t}) and not fn2({"a": t.double()})
+    print(first_is_python, building, swapped, f"{elapsed:.3f}")
+    """
+)
+
+
+def _run(code, cache_dir, **env):
+    full_env = {**os.environ, "FRAMEJIT_CACHE_DIR": str(cache_dir), **env}
+    return subprocess.Popen(
+        [sys.executable, "-c", code], env=full_env, stdout=subprocess.PIPE, text=True
+    )
+
+
+def test_first_compile_with_an_empty_cache_never_waits_for_the_compiler(tmp_path):
+    """The guard set compiled while the helper builds uses the Python bodies (no g++ on the
+    call path); once the background build lands, new guard sets use the native ones."""
+    proc = _run(FIRST_COMPILE, tmp_path)
+    out, _ = proc.communicate(timeout=600)
+    assert proc.returncode == 0
+    first_is_python, building, swapped, _elapsed = out.split()
+    assert (first_is_python, building, swapped) == ("True", "True", "True")
+
+
+def test_two_processes_building_at_once_do_not_race(tmp_path):
+    procs = [_run(FIRST_COMPILE, tmp_path) for _ in range(2)]
+    outs = [p.communicate(timeout=600)[0] for p in procs]
+    assert [p.returncode for p in procs] == [0, 0]
+    assert all(out.split()[2] == "True" for out in outs)  # both loaded the one build
+    built = [p for p in tmp_path.rglob("*") if p.is_file() and p.suffix == ".so"]
+    assert len(built) == 1
+    assert not list(tmp_path.rglob("*.tmp")) and not list(tmp_path.rglob("build.failed"))

@@ -5,5 +5,5 @@ import logging
 from . import load, unavailable_reason
 
 logging.basicConfig(level=logging.INFO)
-module = load()
+module = load(wait=True)
 print(module.__file__ if module is not None else f"unavailable: {unavailable_reason()}")
