@@ -299,3 +299,22 @@ def test_empty_and_scalar_reductions():
                 s.amax(), s.mean(), s.argmax(), torch.softmax(s, 0)]  # fmt: skip
 
     run(fn, [torch.randn(0, 4), torch.tensor(2.5)])
+
+
+def test_training_graph_forward_and_backward():
+    """Through AOTAutograd: the forward and the backward graphs get Triton kernels."""
+
+    def fn(x, w):
+        return F.layer_norm(torch.tanh(x) * w, (w.shape[0],)).sum()
+
+    x, w = torch.randn(6, 13, requires_grad=True), torch.randn(13, requires_grad=True)
+    compiled = compile_fx(torch.fx.symbolic_trace(fn), [x, w], codegen="triton")
+    out = compiled(x, w)
+    out.backward()
+    grads = x.grad.clone(), w.grad.clone()
+    x.grad = w.grad = None
+    expected = fn(x, w)
+    expected.backward()
+    torch.testing.assert_close(out, expected)
+    torch.testing.assert_close(grads, (x.grad, w.grad))
+    assert "@triton.jit" in compiled.source_code
