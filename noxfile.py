@@ -38,6 +38,8 @@ nox.options.sessions = [
     "integration-3.12",
     "graphcapture-3.13",
     "integration-3.13",
+    "inspect_decompiler-3.12",
+    "inspect_decompiler-3.13",
 ]
 
 # Each package and the framejit packages it depends on (install order matters for nothing:
@@ -96,6 +98,25 @@ def inspect(session: nox.Session) -> None:
     _package_session(session, "inspect")
 
 
+DECOMPILER_TESTS = [
+    "test_decompile_stdlib.py",
+    "test_decompile_roundtrip.py",
+    "test_decompile_generated.py",
+]
+
+
+@nox.session(python=["3.12", "3.13"])
+def inspect_decompiler(session: nox.Session) -> None:
+    """The decompiler needs no torch: test it on the other interpreters against their own
+    stdlib (inspect without its declared guards dependency, which would pull torch)."""
+    _install(session, str(PACKAGES / "frameeval"), "pytest>=7")
+    session.install("--no-deps", str(PACKAGES / "inspect"))
+    tests = PACKAGES / "inspect" / "tests"
+    session.run(
+        "python", "-m", "pytest", *(str(tests / t) for t in DECOMPILER_TESTS), *session.posargs
+    )
+
+
 ALL_PACKAGES = [str(PACKAGES / name) for name in DEPENDS]
 
 
@@ -142,7 +163,9 @@ def demo(session: nox.Session) -> None:
 def bench(session: nox.Session) -> None:
     """Side-by-side benchmarks against torch.compile; prints ratios, writes
     benchmarks/results/<script>.json and the bar chart benchmarks/results/bench.png."""
-    _install(session, *ALL_PACKAGES, "tabulate", "matplotlib", "transformers")  # matplotlib: the chart only
+    _install(
+        session, *ALL_PACKAGES, "tabulate", "matplotlib", "transformers"
+    )  # matplotlib: the chart only
     scripts = session.posargs or sorted(str(p) for p in (ROOT / "benchmarks").glob("*.py"))
     for script in scripts:
         session.run("python", script, env={"PYTHONHASHSEED": os.environ.get("PYTHONHASHSEED", "0")})

@@ -9,6 +9,8 @@ itself, run as a function.
 
 from __future__ import annotations
 
+import dis
+import itertools
 import types
 
 from helpers import jump_forward, offset_of, outcome, patch
@@ -100,7 +102,12 @@ def test_resume_function_reenters_a_for_loop():
         return acc
 
     code = resume.__code__
-    second = offset_of(code, "LOAD_FAST", "acc", nth=1)  # ``acc = acc * 2``
+    ins = list(dis.get_instructions(code))
+    second = next(  # ``acc = acc * 2`` (3.13 fuses the first line's loads, so not by count)
+        a.offset
+        for a, b in itertools.pairwise(ins)
+        if a.opname == "LOAD_FAST" and a.argval == "acc" and b.argval == 2
+    )
     code = jump_forward(code, offset_of(code, "GET_ITER"), second)  # the iterator is on the stack
     namespace: dict = {}
     source, rebuilt = _decompiled_function(code, namespace)
