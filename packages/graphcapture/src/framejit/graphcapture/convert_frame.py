@@ -278,18 +278,21 @@ def _generate(code, f_globals, capture: _Capture, backend, record: CompileRecord
     if inst is not None:
         if code.co_cellvars and _closures_alive(tx):
             raise SkipFrame("graph break while a closure over this frame's locals is alive")
-        if tx.decoded.handler_for(inst.index) is not None:
-            raise SkipFrame("graph break inside a try/with block")
+        protected = tx.decoded.handler_for(inst.index)
         effect = opcodes.break_stack_effect(inst)
         if effect is None:
             raise SkipFrame(f"graph break at {inst.realname}, which cannot be re-run alone")
         consumed = effect[0]
     else:
+        protected = None
         consumed = 0  # RETURN_VALUE already popped the value: it is tx.return_value
     stack = tx.stack
     deep = stack[: len(stack) - consumed]
     top = stack[len(stack) - consumed :]
     targets = _resume_targets(tx, inst)
+    if protected is not None:
+        _check_protected(inst, protected, deep)
+        targets.append(protected.target)
     live_by_target = {off: _live_values(tx, off) for off in targets}
 
     def emit_body(cg: PyCodegen) -> None:
@@ -303,7 +306,7 @@ def _generate(code, f_globals, capture: _Capture, backend, record: CompileRecord
         elif inst.opname in opcodes.CONDITIONAL_JUMPS:
             _emit_conditional_break(cg, tx, inst, deep, top, live_by_target, resumes)
         else:
-            _emit_break(cg, tx, inst, deep, top, effect[1], live_by_target, resumes)
+            _emit_break(cg, tx, inst, deep, top, effect[1], live_by_target, resumes, protected)
 
     # pass 1: which graph values does the generated code need?
     resumes: dict[int, ResumeFunction] = {}
@@ -442,27 +445,39 @@ def _reconstruct_stack_arg(cg: PyCodegen, vt) -> None:
         vt.reconstruct(cg)
 
 
-def _call_resume(cg, tx, index, deep, produced: int, live, resumes):
+def _call_resume(cg, tx, index, deep, produced: int, live, resumes, leading_dummy=False):
     """The resume function for instruction `index`, given the saved stack and the live locals."""
     kinds = tuple(_stack_kind(v) for v in deep) + (resume.VALUE,) * produced
     names = tuple(name for name, _ in live)
     if getattr(cg, "resume_placeholder", True):
         return None
-    fn = make_resume_function(tx.code, index, kinds, names, cg.new_name)
+    fn = make_resume_function(tx.code, index, kinds, names, cg.new_name, leading_dummy)
     resumes[index] = fn
     cg.record.resume_functions[fn.name] = fn.code
     return fn
 
 
-def _load_resume(cg: PyCodegen, tx, fn: ResumeFunction | None) -> None:
-    if fn is None:
-        cg.add_push_null(lambda: cg.load_const(None))
-        return
-    if fn.code.co_freevars:
-        cg.add_push_null(lambda: cg.make_closure(fn.code))
-        return
-    global_names.install(cg.f_globals, fn.name, types.FunctionType(fn.code, cg.f_globals, fn.name))
-    cg.load_global(fn.name, push_null=True)
+def _load_resume(cg: PyCodegen, tx, fn: ResumeFunction | None, method_style=False) -> None:
+    """Load the resume function for a call: [NULL, fn] in this version's order, or, with
+    `method_style`, [fn, None] (it then takes a leading dummy argument): no NULL on the
+    stack, so a handler of the rewritten code can pop it."""
+
+    def load() -> None:
+        if fn is None:
+            cg.load_const(None)
+        elif fn.code.co_freevars:
+            cg.make_closure(fn.code)
+        else:
+            global_names.install(
+                cg.f_globals, fn.name, types.FunctionType(fn.code, cg.f_globals, fn.name)
+            )
+            cg.load_global(fn.name)
+
+    if method_style:
+        load()
+        cg.load_const(None)
+    else:
+        cg.add_push_null(load)
 
 
 def _load_first_local(cg, fn: ResumeFunction | None, live: list) -> list:
@@ -476,19 +491,44 @@ def _load_first_local(cg, fn: ResumeFunction | None, live: list) -> list:
     return [(name, vt) for name, vt in live if name != fn.first_local]
 
 
-def _emit_break(cg, tx, inst, deep, top, produced, live_by_target, resumes) -> None:
+def _check_protected(inst, entry, deep) -> None:
+    """A break inside a try/with range runs its instruction under an equivalent handler
+    (see _emit_break): the handler's stack must be one that can be passed on."""
+    if inst.opname in opcodes.CONDITIONAL_JUMPS:
+        raise SkipFrame("conditional graph break inside a try/with block")
+    if entry.depth > len(deep) or any(isinstance(v, NullVariable) for v in deep[: entry.depth]):
+        raise SkipFrame("graph break inside a try/with block with a call under way around it")
+
+
+def _emit_break(cg, tx, inst, deep, top, produced, live_by_target, resumes, protected=None):
+    """The graph-break instruction, run for real, then a call to the resume function.
+
+    Inside a try/with range (`protected`: the exception-table entry covering it) the
+    instruction runs under a handler of the rewritten code that hands the exception, the
+    handler's stack and the live locals to a resume function starting at the original
+    handler (run eagerly: it is the exception path).  The resume call stays outside that
+    range: code after the break has the original's handlers in its own copy."""
     cg.lineno = inst.lineno
     terminal = inst.opname in opcodes.TERMINAL
     fn = None
+    extras = 0
     if not terminal:
         live = live_by_target[inst.index + 1]
-        fn = _call_resume(cg, tx, inst.index + 1, deep, produced, live, resumes)
-        _load_resume(cg, tx, fn)
+        fn = _call_resume(
+            cg, tx, inst.index + 1, deep, produced, live, resumes, leading_dummy=bool(protected)
+        )
+        before = _stack_size(cg)
+        _load_resume(cg, tx, fn, method_style=bool(protected))
         live = _load_first_local(cg, fn, live)
+        extras = _stack_size(cg) - before
         for vt in deep:
             _reconstruct_stack_arg(cg, vt)
     for vt in top:
         vt.reconstruct(cg)
+    handler = fbc.Label()
+    if protected is not None:
+        depth = extras + protected.depth
+        cg.insts.append(fbc.TryBegin(handler, depth, protected.lasti))
     # the original instruction (with its keyword names, which 3.11/3.12 keep aside)
     if inst.opname == "CALL" and tx.kw_names:
         cg.call_kw(inst.arg, tuple(tx.kw_names))
@@ -498,15 +538,65 @@ def _emit_break(cg, tx, inst, deep, top, produced, live_by_target, resumes) -> N
         cg.break_original = copy.copy(inst)
         cg.break_original.target = None
         cg.insts.append(cg.break_original)
+    if protected is not None:
+        cg.insts.append(fbc.TryEnd())
     cg.break_end = len(cg.insts)
-    if terminal:
-        return
+    if not terminal:
+        for name, vt in live:
+            _reconstruct_local(cg, name, vt)
+        nargs = sum(1 for v in deep if not isinstance(v, NullVariable)) + produced + len(live)
+        nargs += fn is not None and fn.first_local is not None  # passed before the stack values
+        cg.call(nargs)
+        cg.emit("RETURN_VALUE")
+    if protected is not None:
+        cg.insts.append(handler)
+        _emit_handler(cg, tx, inst, deep, protected, extras, live_by_target, resumes)
+
+
+def _emit_handler(cg, tx, inst, deep, entry, extras, live_by_target, resumes) -> None:
+    """Entered with [extras, handler stack, (lasti), exception]: call the resume function
+    that continues at the original handler with the handler stack, lasti, the exception."""
+    kept = deep[: entry.depth]
+    cg.emit("STORE_FAST", "___exc")
+    if entry.lasti:
+        cg.pop_top()  # this frame's; the resume function gets the lasti of its own copy
+    for i in reversed(range(len(kept))):
+        cg.emit("STORE_FAST", f"___handler{i}")
+    for _ in range(extras):
+        cg.pop_top()
+    live = live_by_target[entry.target]
+    kinds = tuple(_stack_kind(v) for v in kept) + (resume.VALUE,) * (1 + entry.lasti)
+    fn = None
+    if not getattr(cg, "resume_placeholder", True):
+        names = tuple(name for name, _ in live)
+        fn = make_resume_function(tx.code, entry.target, kinds, names, cg.new_name)
+        resumes[entry.target] = fn
+        cg.record.resume_functions[fn.name] = fn.code
+        from framejit import frameeval as fe
+
+        fe.skip(fn.code)  # the exception path runs as the original code does, eagerly
+    _load_resume(cg, tx, fn)
+    live = _load_first_local(cg, fn, live)
+    for i in range(len(kept)):
+        cg.emit("LOAD_FAST", f"___handler{i}")
+    if entry.lasti:
+        cg.load_const(fn.lasti_of(inst.index) if fn is not None else 0)
+    cg.emit("LOAD_FAST", "___exc")
     for name, vt in live:
         _reconstruct_local(cg, name, vt)
-    nargs = sum(1 for v in deep if not isinstance(v, NullVariable)) + produced + len(live)
-    nargs += fn is not None and fn.first_local is not None  # passed before the stack values
+    nargs = len(kept) + entry.lasti + 1 + len(live)
+    nargs += fn is not None and fn.first_local is not None
     cg.call(nargs)
     cg.emit("RETURN_VALUE")
+
+
+def _stack_size(cg: PyCodegen) -> int:
+    """Net stack effect of what `cg` emitted so far (straight-line code)."""
+    total = 0
+    for item in cg.insts:
+        if isinstance(item, fbc.Inst):
+            total += fbc.stack_effect(item, jump=False)
+    return total
 
 
 def _emit_conditional_break(cg, tx, inst, deep, top, live_by_target, resumes) -> None:

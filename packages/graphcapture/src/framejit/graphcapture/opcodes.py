@@ -90,6 +90,9 @@ RERUNNABLE = {
     "UNPACK_SEQUENCE",
     "RAISE_VARARGS",
     "LIST_TO_TUPLE",
+    # a context manager the trace does not model is entered for real: the resume function
+    # gets its __exit__ and runs the block inside the original's exception table
+    "BEFORE_WITH",
 }
 
 

@@ -26,6 +26,13 @@ class ResumeFunction:
     # zero-argument super() reads the frame's first local: that local is passed first
     # (before the stack values), the others after them
     first_local: str | None = None
+    shift: int = 0  # canonical index in `code` = index in the original + shift
+    # called as fn(None, ...) (a method-style [fn, self] pair, no NULL on the stack)
+    leading_dummy: bool = False
+
+    def lasti_of(self, index: int) -> int:
+        """The frame's `lasti` (code units) at the copy of the original's instruction `index`."""
+        return fbc.decode(self.code).insts[index + self.shift].offset // 2
 
 
 # per resumed code (by identity, weakly): (index, stack kinds, live locals, first local) -> fn
@@ -60,29 +67,33 @@ def make_resume_function(
     stack_kinds: tuple[str, ...],
     live_locals: tuple[str, ...],
     new_name,
+    leading_dummy: bool = False,
 ) -> ResumeFunction:
     first_local = _super_self(code, live_locals)
     if first_local is not None:
         live_locals = tuple(n for n in live_locals if n != first_local)
-    key = (index, stack_kinds, live_locals, first_local)
+    key = (index, stack_kinds, live_locals, first_local, leading_dummy)
     found = _cache.setdefault(code, dict).get(key)
     if found is not None:
         return found
     decoded = fbc.decode(code)
     body = fbc.body(decoded)
     prologue: list = []
-    arg_names: list[str] = [first_local] if first_local is not None else []
+    arg_names: list[str] = ["___self"] if leading_dummy else []
+    if first_local is not None:
+        arg_names.append(first_local)
+    fixed = len(arg_names)
     for kind in stack_kinds:
         if kind == NULL:
             prologue.append(fbc.inst("PUSH_NULL"))
             continue
-        name = stack_arg_name(len(arg_names) - (first_local is not None))
+        name = stack_arg_name(len(arg_names) - fixed)
         arg_names.append(name)
         if kind == ITERATOR:
             prologue.extend(_prologue_iter(name))
         else:
             prologue.append(fbc.inst("LOAD_FAST", name))
-    stack_args = len(arg_names) - (first_local is not None)
+    stack_args = len(arg_names) - fixed
     arg_names.extend(live_locals)
     prologue.append(fbc.inst("JUMP", jump=body.insts[index]))
     at = body.prefix_end()
@@ -94,7 +105,9 @@ def make_resume_function(
         name=name,
         docstring=None,
     )
-    result = ResumeFunction(name, new, stack_args, live_locals, first_local)
+    result = ResumeFunction(
+        name, new, stack_args, live_locals, first_local, len(prologue), leading_dummy
+    )
     _cache.setdefault(code, dict)[key] = result
     return result
 

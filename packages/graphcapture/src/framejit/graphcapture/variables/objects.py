@@ -559,6 +559,20 @@ class WithExitVariable(VariableTracker):
         self.ctx.exit(tx)
         return ConstantVariable(None)
 
+    def reconstruct(self, cg) -> None:
+        """A real `__exit__` for a resume function: back to the grad mode outside the block,
+        then enter a fresh context of the same kind (BEFORE_WITH leaves its __exit__)."""
+        previous = bool(self.ctx.previous)
+        cg.add_push_null(lambda: cg.load_const(torch._C._set_grad_enabled))
+        cg.load_const(previous)
+        cg.call(1)
+        cg.pop_top()
+        ctx_type = torch.enable_grad if self.ctx.target else torch.no_grad
+        cg.add_push_null(lambda: cg.load_const(ctx_type))
+        cg.call(0)
+        cg.emit("BEFORE_WITH")
+        cg.pop_top()
+
 
 def set_grad_mode(tx, enabled: bool) -> None:
     torch._C._set_grad_enabled(enabled)

@@ -1,0 +1,215 @@
+"""Graph breaks inside `with` blocks and try/except/finally keep the frame compiled.
+
+Each case runs eagerly and compiled on fresh inputs; results, raised exceptions and the
+order of context-manager / finally side effects must be identical, and the code after the
+break must be captured (a resume function with a graph), not the whole frame run eagerly.
+When the break instruction raises, the handler path runs eagerly (HANDLER_PATH).
+"""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+import torch
+
+from framejit import graphcapture as fj
+
+LOG: list = []
+
+
+class Ctx:
+    def __enter__(self):
+        LOG.append("enter")
+        return self
+
+    def __exit__(self, *exc):
+        LOG.append(("exit", exc[0]))
+        return False
+
+
+class Suppress:
+    def __enter__(self):
+        LOG.append("enter")
+
+    def __exit__(self, kind, value, tb):
+        LOG.append(("exit", kind))
+        return kind is KeyError
+
+
+@contextlib.contextmanager
+def managed(tag):
+    LOG.append(("cm-enter", tag))
+    try:
+        yield tag
+    finally:
+        LOG.append(("cm-exit", tag))
+
+
+def opaque(x):
+    """A call that breaks the graph and returns its argument."""
+    print("", end="")
+    return x
+
+
+def fail(x):
+    print("", end="")
+    raise KeyError("k")
+
+
+def with_user_class(x):
+    y = x + 1
+    with Ctx():
+        y = opaque(y) * 2
+        y = y + 1
+    return y - 1
+
+
+def with_contextmanager(x):
+    with managed("a") as tag:
+        y = opaque(x) + 1
+        y = y * 3
+    return y, tag
+
+
+def with_no_grad(x):
+    with torch.no_grad():
+        y = x * 2
+        y = opaque(y) + 1
+        z = y * 3
+    return z, torch.is_grad_enabled(), z.requires_grad
+
+
+def with_enable_grad_inside_no_grad(x):
+    with torch.no_grad():
+        a = x * 2
+        with torch.enable_grad():
+            b = opaque(x) * 3
+        c = b + a
+    return c, c.requires_grad, torch.is_grad_enabled()
+
+
+def with_inference_mode(x):
+    with torch.inference_mode():
+        y = opaque(x * 2) + 1
+        z = y * 3
+    return z, torch.is_inference_mode_enabled()
+
+
+def with_autocast(x):
+    with torch.autocast("cpu", dtype=torch.bfloat16):
+        y = opaque(x) @ x.unsqueeze(1)
+        z = y * 2
+    return z, z.dtype
+
+
+def try_except_finally(x):
+    y = x * 2
+    try:
+        y = opaque(y) + 1
+        z = y.sum()
+    except ValueError:
+        z = None
+    finally:
+        LOG.append("finally")
+    return y, z
+
+
+def exception_from_the_break(x):
+    y = x * 2
+    try:
+        y = fail(y)
+    except KeyError as e:
+        LOG.append(repr(e))
+        y = y - 1
+    return y * 2
+
+
+def exception_through_a_with(x):
+    with Ctx():
+        y = x + 1
+        fail(y)
+    return y
+
+
+def suppressed_by_exit(x):
+    y = x + 1
+    with Suppress():
+        y = y * 2
+        fail(y)
+    return y + 1
+
+
+def break_in_a_loop_in_a_try(x):
+    total = x
+    try:
+        for i in range(3):
+            total = opaque(total) + i
+    finally:
+        LOG.append("done")
+    return total
+
+
+CASES = [
+    with_user_class,
+    with_contextmanager,
+    with_no_grad,
+    with_enable_grad_inside_no_grad,
+    with_inference_mode,
+    with_autocast,
+    try_except_finally,
+    exception_from_the_break,
+    exception_through_a_with,
+    suppressed_by_exit,
+    break_in_a_loop_in_a_try,
+]
+
+
+# the break itself raises: the handler (except / __exit__ / finally) and what follows it
+# run eagerly in a resume function that starts at the original handler
+HANDLER_PATH = {exception_from_the_break, exception_through_a_with, suppressed_by_exit}
+
+
+def _outcome(fn, x):
+    LOG.clear()
+    try:
+        result, error = fn(x), None
+    except Exception as e:  # the eager exception is part of the outcome
+        result, error = None, (type(e), str(e))
+    return result, error, list(LOG)
+
+
+def _same(a, b) -> None:
+    if isinstance(a, tuple):
+        assert isinstance(b, tuple) and len(a) == len(b)
+        for x, y in zip(a, b, strict=True):
+            _same(x, y)
+    elif isinstance(a, torch.Tensor):
+        torch.testing.assert_close(b, a)
+        assert a.requires_grad == b.requires_grad
+    else:
+        assert a == b
+
+
+@pytest.mark.parametrize("fn", CASES, ids=lambda f: f.__name__)
+def test_break_inside_with_or_try_matches_eager(fn):
+    x = torch.randn(4, requires_grad=True)
+    grad_before = torch.is_grad_enabled()
+    eager = _outcome(fn, x)
+    records = []
+    unsubscribe = fj.events.subscribe(records.append)
+    try:
+        compiled = fj.compile(fn)
+        for _ in range(2):  # the second call runs the cached code
+            got = _outcome(compiled, x)
+            _same(eager[0], got[0])
+            assert got[1:] == eager[1:]
+            assert torch.is_grad_enabled() == grad_before
+    finally:
+        unsubscribe()
+    root = [r for r in records if r.function_name == fn.__name__]
+    assert root and root[0].skipped_reason is None, root[0].skipped_reason
+    assert root[0].graph_breaks
+    if fn not in HANDLER_PATH:  # the code after the break is captured too
+        resumed = [r for r in records if r.function_name.startswith("__resume_at_") and r.graphs]
+        assert resumed, [(r.function_name, r.skipped_reason) for r in records]
