@@ -194,3 +194,20 @@ def test_hasattr_on_a_tensor_needs_no_guard():
         return y * 2 if not hasattr(y, "framejit_missing") else y
 
     one_graph(f, torch.randn(4))
+
+
+class Chunked(torch.nn.Module):
+    def ff(self, x):
+        return x * 3
+
+    def forward(self, x):
+        # transformers' apply_chunking_to_forward
+        import inspect
+
+        n_args = len(inspect.signature(self.ff).parameters)
+        name = self.ff.__func__.__name__
+        return self.ff(x) + n_args + len(name)
+
+
+def test_signature_and_bound_method_metadata():
+    one_graph(Chunked(), torch.randn(3))

@@ -262,6 +262,20 @@ class UserMethodVariable(VariableTracker):
     def python_type(self) -> type:
         return types.MethodType
 
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        fn_source = AttrSource(self.source, "__func__") if self.source is not None else None
+        if fn_source is not None:
+            from framejit.guards import GuardKind
+
+            tx.output.add_guard(fn_source, GuardKind.ID_MATCH, self.value, origin=tx.origin())
+        if name == "__func__":
+            return UserFunctionVariable(self.value, fn_source)
+        if name == "__self__":
+            return self.obj
+        if name in _FUNCTION_CONSTANTS:
+            return UserFunctionVariable(self.value, fn_source).var_getattr(tx, name)
+        raise Unsupported(f"attribute {name!r} of a bound method")
+
     def call_function(self, tx, args, kwargs) -> VariableTracker:
         # With a source (obj.name), the function is guarded (`obj.name.__func__ is fn`: the
         # instance or the class may rebind it) and so are its defaults, read under it.

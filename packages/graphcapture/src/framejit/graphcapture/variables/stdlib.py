@@ -16,9 +16,15 @@ from ..sources import AttrSource
 from .base import ConcreteValueVariable, VariableTracker
 from .collections_models import COLLECTIONS_MODELS
 from .functools_models import FUNCTOOLS_MODELS
+from .inspect_models import INSPECT_MODELS
 from .iterators import ITERTOOLS_MODELS
 
-MODELS: dict[Any, Any] = {**FUNCTOOLS_MODELS, **ITERTOOLS_MODELS, **COLLECTIONS_MODELS}
+MODELS: dict[Any, Any] = {
+    **FUNCTOOLS_MODELS,
+    **ITERTOOLS_MODELS,
+    **COLLECTIONS_MODELS,
+    **INSPECT_MODELS,
+}
 
 
 def is_modelled(value: Any) -> bool:
