@@ -86,25 +86,37 @@ class SideEffects:
         return out
 
     def codegen(self, cg: PyCodegen) -> None:
-        for kind, key in self._order:
+        # Every new value is built before the first store: a value rebuilt from a source
+        # (D['seen'], obj.attr) must be loaded before the replay clears or rebinds it.
+        temps = []
+        for i, (kind, key) in enumerate(self._order):
             if kind == "container":
-                _replay_container(cg, key)
+                _build_contents(cg, key)
             elif kind == "attr":
-                obj, value, generic = self._attrs[key]
+                self._attrs[key][1].reconstruct(cg)
+            else:
+                self._globals[key].reconstruct(cg)
+            temps.append(f"___replay_{i}")
+            cg.emit("STORE_FAST", temps[-1])
+        for (kind, key), temp in zip(self._order, temps, strict=True):
+            if kind == "container":
+                _apply_contents(cg, key, temp)
+            elif kind == "attr":
+                obj, _, generic = self._attrs[key]
                 if generic:
                     cg.push_null()
                     cg.load_const(object.__setattr__)
                     cg.load_source(obj.source)
                     cg.load_const(key[1])
-                    value.reconstruct(cg)
+                    cg.emit("LOAD_FAST", temp)
                     cg.call(3)
                     cg.emit("POP_TOP")
                     continue
-                value.reconstruct(cg)
+                cg.emit("LOAD_FAST", temp)
                 cg.load_source(obj.source)
                 cg.store_attr(key[1])
             else:
-                self._globals[key].reconstruct(cg)
+                cg.emit("LOAD_FAST", temp)
                 cg.store_global(key)
         # Values that were read from a cell before it was reassigned load it by name: build
         # every value before the first store (`a, b = b, a` swaps).
@@ -114,33 +126,43 @@ class SideEffects:
             cg.store_local(name)
 
 
-def _replay_container(cg: PyCodegen, container) -> None:
+def _build_contents(cg: PyCodegen, container) -> None:
+    """Push the container's new contents: a list of its items, or a dict."""
     from .variables.containers import DictVariable, ListVariable
 
-    replay = getattr(container, "replay_mutation", None)
-    if replay is not None:  # containers without slice assignment (deque, set)
-        replay(cg)
+    if isinstance(container, DictVariable):
+        for k, v in container.items.items():
+            cg.load_const(k)
+            v.reconstruct(cg)
+        cg.build_map(len(container.items))
     elif isinstance(container, ListVariable):
-        # src[:] = [items]
-        container._build(cg)
-        cg.load_source(container.source)
-        cg.load_const(None)
-        cg.load_const(None)
-        cg.build_slice(2)
-        cg.store_subscr()
-    elif isinstance(container, DictVariable):
-        # src.clear(); src.update({items})
+        for item in container.items:
+            item.reconstruct(cg)
+        cg.build_list(len(container.items))
+    else:
+        raise Unsupported(f"cannot replay mutation of {container}")
+
+
+def _apply_contents(cg: PyCodegen, container, temp: str) -> None:
+    """Put the contents held in `temp` into the real container, in place."""
+    from .variables.containers import DictVariable, ListVariable
+
+    if isinstance(container, DictVariable) or getattr(container, "replay_by_clear", False):
+        # src.clear(); src.update(new) / src.extend(new)  (deques take no slice assignment)
         cg.load_source(container.source)
         cg.load_method("clear")
         cg.call_method(0)
         cg.pop_top()
         cg.load_source(container.source)
-        cg.load_method("update")
-        for k, v in container.items.items():
-            cg.load_const(k)
-            v.reconstruct(cg)
-        cg.build_map(len(container.items))
+        cg.load_method("update" if isinstance(container, DictVariable) else "extend")
+        cg.emit("LOAD_FAST", temp)
         cg.call_method(1)
         cg.pop_top()
-    else:
-        raise Unsupported(f"cannot replay mutation of {container}")
+    elif isinstance(container, ListVariable):
+        # src[:] = new
+        cg.emit("LOAD_FAST", temp)
+        cg.load_source(container.source)
+        cg.load_const(None)
+        cg.load_const(None)
+        cg.build_slice(2)
+        cg.store_subscr()

@@ -57,13 +57,11 @@ def binary_op(tx, op, a: VariableTracker, b: VariableTracker) -> VariableTracker
         return ConstantVariable(op is operator.ne)
     if op in (operator.is_, operator.is_not):
         return identity_compare(tx, op, a, b)
-    if a.has_tensors() or b.has_tensors():
-        if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
-            if not isinstance(a, TensorVariable):
-                # `n += t` with n a Python number: no in-place update, Python runs n + t
-                op = _NOT_IN_PLACE.get(op, op)
-            return tx.output.call_op("call_function", op, [a, b], {})
-        raise Unsupported(f"{op.__name__} between a container and a tensor")
+    if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
+        if not isinstance(a, TensorVariable):
+            # `n += t` with n a Python number: no in-place update, Python runs n + t
+            op = _NOT_IN_PLACE.get(op, op)
+        return tx.output.call_op("call_function", op, [a, b], {})
     if op is operator.iadd and isinstance(a, ListVariable):
         a.call_method(tx, "extend", [b], {})
         return a
@@ -90,6 +88,8 @@ def binary_op(tx, op, a: VariableTracker, b: VariableTracker) -> VariableTracker
             for x, y in zip(a.items, b.items, strict=True)
         )
         return ConstantVariable(equal if op is operator.eq else not equal)
+    if a.has_tensors() or b.has_tensors():
+        raise Unsupported(f"{op.__name__} between containers holding tensors")
     if op in (operator.eq, operator.ne, operator.is_, operator.is_not):
         return identity_compare(tx, op, a, b)
     raise Unsupported(f"{op.__name__} on {a} and {b}")

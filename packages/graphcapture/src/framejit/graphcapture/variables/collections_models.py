@@ -127,6 +127,8 @@ class CounterVariable(DictVariable):
 
 
 class DequeVariable(ListVariable):
+    replay_by_clear = True  # replayed as clear() + extend(): a deque takes no slice store
+
     def __init__(self, items, maxlen=None, source=None):
         super().__init__(items, source)
         self.maxlen = maxlen
@@ -152,20 +154,6 @@ class DequeVariable(ListVariable):
             return 2
 
         _emit_ctor(cg, collections.deque, args)
-
-    def replay_mutation(self, cg) -> None:
-        """src.clear(); src.extend([items])  (a deque takes no slice assignment)."""
-        cg.load_source(self.source)
-        cg.load_method("clear")
-        cg.call_method(0)
-        cg.pop_top()
-        cg.load_source(self.source)
-        cg.load_method("extend")
-        for item in self.items:
-            item.reconstruct(cg)
-        cg.build_list(len(self.items))
-        cg.call_method(1)
-        cg.pop_top()
 
     def call_method(self, tx, name, args, kwargs):
         items = self.items

@@ -1,0 +1,60 @@
+"""Regressions from generated programs and torch's tests: each compared with eager."""
+
+from __future__ import annotations
+
+import torch
+
+from framejit import graphcapture as fj
+
+SEEN: dict = {}
+
+
+def _setdefault_then_break(x, lst):
+    SEEN.setdefault("seen", []).append(len(lst))
+    SEEN["n"] = len(lst)
+    y = x + 1
+    print("", end="")  # graph break
+    return y * len(SEEN["seen"])
+
+
+def test_global_dict_setdefault_append_then_break():
+    # was KeyError: 'seen' on the second call: the replay cleared the dict, then loaded
+    # D['seen'] (the list it was about to put back) from the emptied dict
+    SEEN.clear()
+    expected = [_setdefault_then_break(torch.ones(2), [1, 2]) for _ in range(3)]
+    eager_state = {k: (list(v) if isinstance(v, list) else v) for k, v in SEEN.items()}
+    SEEN.clear()
+    compiled = fj.compile(_setdefault_then_break, backend="eager")
+    got = [compiled(torch.ones(2), [1, 2]) for _ in range(3)]
+    for g, e in zip(got, expected, strict=True):
+        torch.testing.assert_close(g, e)
+    assert eager_state == SEEN
+
+
+def test_replayed_values_are_built_before_any_store():
+    box = {"a": [1], "b": [2]}
+
+    def fn(x, d):
+        a, b = d["a"], d["b"]
+        a.append(3)
+        d["a"], d["b"] = b, a  # the dict's new values are its old lists, swapped
+        return x + 1
+
+    expected_box = {"a": [2], "b": [1, 3]}
+    counter = fj.testing.CompileCounter()
+    fj.compile(fn, backend=counter)(torch.ones(1), box)
+    assert box == expected_box
+    assert box["b"] is not box["a"]
+
+
+def test_concatenating_sequences_of_tensors():
+    def fn(a, b):
+        items = [a, b] + [a]  # noqa: RUF005 (concatenation is the construct under test)
+        items += [b]
+        pair = (a,) + (b,)  # noqa: RUF005
+        return items, pair, [a] * 2
+
+    counter = fj.testing.CompileCounter()
+    got = fj.compile(fn, backend=counter, fullgraph=True)(torch.ones(2), torch.zeros(2))
+    torch.testing.assert_close(got, fn(torch.ones(2), torch.zeros(2)))
+    assert counter.frame_count == 0  # no tensor ops: nothing to compile, as torch.compile
