@@ -101,6 +101,10 @@ def test_origin_and_user_line_of_a_guard():
         ("call to print (not tensor math)", "fj.disable"),
         ("opcode SETUP_WITH is not supported", "rewrite"),
         ("something new", "fj.disable"),
+        (
+            "constructing a _View object (base class Sequence (builtin or __slots__))",
+            "once outside",
+        ),
     ],
 )
 def test_suggested_fix_table(reason, words):

@@ -29,6 +29,11 @@ BREAK_FIXES: tuple[tuple[str, str], ...] = (
         "tensor ops, or move the branch out of the compiled function",
     ),
     (
+        r"constructing|cannot rebuild|custom __getattr__|descriptor|property",
+        "an object the capture layer cannot model: create it once outside the compiled function "
+        "and pass it in, or keep it a plain nn.Module/tensor",
+    ),
+    (
         r"is skipped|not tensor math|builtin|print|logging",
         "a call that is not captured: move it out of the hot function, or mark the helper with "
         "fj.disable so that only it runs eagerly",
@@ -36,11 +41,6 @@ BREAK_FIXES: tuple[tuple[str, str], ...] = (
     (
         r"opcode .* is not supported|with-block|generator|yield",
         "a Python construct the capture layer does not trace: rewrite it as plain calls and loops",
-    ),
-    (
-        r"constructing|cannot rebuild|custom __getattr__|descriptor|property",
-        "an object the capture layer cannot model: create it once outside the compiled function "
-        "and pass it in, or keep it a plain nn.Module/tensor",
     ),
     (
         r"dynamic dims|SymInt|shape",
