@@ -58,3 +58,31 @@ def test_concatenating_sequences_of_tensors():
     got = fj.compile(fn, backend=counter, fullgraph=True)(torch.ones(2), torch.zeros(2))
     torch.testing.assert_close(got, fn(torch.ones(2), torch.zeros(2)))
     assert counter.frame_count == 0  # no tensor ops: nothing to compile, as torch.compile
+
+
+def test_frozenset_of_functions_from_an_input_is_identity_guarded():
+    def fn(x, funcs):
+        return x.sin() if torch.sin in funcs else x.cos()
+
+    counter = fj.testing.CompileCounter()
+    compiled = fj.compile(fn, backend=counter, fullgraph=True)
+    x = torch.ones(3)
+    both, only_cos = frozenset([torch.sin, torch.cos]), frozenset([torch.cos])
+    torch.testing.assert_close(compiled(x, both), fn(x, both))
+    torch.testing.assert_close(compiled(x, only_cos), fn(x, only_cos))  # another set: recompiles
+    assert counter.frame_count == 2
+
+
+def test_torch_dynamo_testing_unsupported_breaks_the_graph():
+    # torch's own tests force graph breaks with this C function; it must not become a node
+    from torch._dynamo.testing import unsupported
+
+    def fn(a, b):
+        x = (a + b) / 2.0
+        x = unsupported(x, a)
+        return x + 2.0
+
+    counter = fj.testing.CompileCounter()
+    got = fj.compile(fn, backend=counter)(torch.ones(2), torch.ones(2))
+    torch.testing.assert_close(got, fn(torch.ones(2), torch.ones(2)))
+    assert counter.frame_count == 2

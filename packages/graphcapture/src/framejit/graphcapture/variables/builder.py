@@ -254,11 +254,19 @@ def _wrap_set(tx, value, source) -> VariableTracker:
         if not all(is_constant_value(v) for v in value):
             raise Unsupported("a set of non-constants made outside the trace")
         return SetVariable([ConstantVariable(v) for v in value], frozen=type(value) is frozenset)
-    if type(value) is frozenset and all(is_constant_value(v) for v in value):
+    if type(value) is frozenset and all(_fixed_member(v) for v in value):
+        # immutable, identity-guarded: its members are fixed objects (constants, functions,
+        # classes, modules), safe without guards of their own
         _guard(tx, source, GuardKind.ID_MATCH, value)
-        return SetVariable([ConstantVariable(v) for v in value], frozen=True, source=source)
+        return SetVariable([wrap(tx, v, None) for v in value], frozen=True, source=source)
     raise Unsupported(
         f"a {type(value).__name__} read from {source_name(source)} (contents cannot be guarded)"
+    )
+
+
+def _fixed_member(value) -> bool:
+    return is_constant_value(value) or isinstance(
+        value, (types.FunctionType, types.ModuleType, type, types.BuiltinFunctionType)
     )
 
 

@@ -43,6 +43,7 @@ REFUSED_MODULE_PREFIXES = (
     "torch.backends",
     "torch.autograd.graph",
     "torch._dynamo",
+    "torch._C._dynamo",  # e.g. torch._dynamo.testing.unsupported: a graph break by design
     "torch._inductor",
     "torch.compiler",
 )
