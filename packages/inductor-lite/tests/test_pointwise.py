@@ -192,3 +192,18 @@ def test_bf16_trunc_division_rounds_the_quotient_first(check):
     a = (torch.randn(4096) * 2).bfloat16()
     b = (torch.randn(4096) * 2).bfloat16()
     check(lambda x, y: torch.div(x, y, rounding_mode="trunc"), [a, b])
+
+
+@pytest.mark.parametrize("layout", ["contiguous", "transposed"])
+def test_float16_computes_in_float32_like_eager(check, layout):
+    x = make((5, 7), torch.float16, layout)
+    y = make((5, 7), torch.float16, layout)
+    gm = torch.fx.symbolic_trace(unary_graph)
+    compiled = compile_fx(gm, [x])
+    torch.testing.assert_close(compiled(x), _reference_at_non_finite(x, gm(x)), equal_nan=True)
+    assert compiled.kernel_count >= 1 and not compiled.fallback_reasons
+    check(binary_graph, [x, y])
+    check(
+        lambda a, b: [a.to(torch.bfloat16) * b.to(torch.bfloat16), (a + b).to(torch.float32)],
+        [x, y],
+    )

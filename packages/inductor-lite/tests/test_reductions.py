@@ -90,11 +90,14 @@ def test_empty_and_scalar_reductions(check):
     check(fn, [torch.randn(0, 4), torch.tensor(2.5)])
 
 
-@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16])
+@pytest.mark.parametrize("dtype", [torch.float32, torch.float64, torch.bfloat16, torch.float16])
 def test_normalizations(check, dtype):
     x = (torch.randn(6, 33) * 3).to(dtype)
     w, b = torch.randn(33).to(dtype), torch.randn(33).to(dtype)
-    check(normalizations, [x, w, b])
+    # reduced-precision log_softmax: eager's vectorised kernel differs by a few float ulps
+    # before rounding; where the result is near 0 (cancellation) that is several bf16 ulps
+    tol = {"atol": 8e-3, "rtol": 1.6e-2} if dtype in (torch.float16, torch.bfloat16) else {}
+    check(normalizations, [x, w, b], **tol)
 
 
 def test_softmax_and_layer_norm_fuse_into_one_kernel(check):
@@ -122,9 +125,13 @@ def test_softmax_and_layer_norm_fuse_into_one_kernel(check):
 
 def test_large_parallel_reductions(check):
     x = torch.randn(300, 700)
-    check(
+    compiled, _, _ = check(
         lambda x: [x.sum(), x.amax(), x.mean(0), x.sum(1), torch.any(x > 4)],
         [x],
         atol=1e-3,
         rtol=1e-4,
+        lowered=False,
     )
+    assert compiled.kernel_count >= 1
+    # a large reduction along the outer dim only stays in ATen (it vectorizes along rows)
+    assert [r.split(":")[0] for r in compiled.fallback_reasons] == ["aten.mean.dim"]

@@ -42,6 +42,19 @@ def normalize_dims(dims: Any, ndim: int) -> list[int]:
     return sorted({d % ndim for d in dims})
 
 
+# A reduction that keeps the innermost dim reads memory with a stride in its inner loop
+# (the generator loops over kept elements outside): past these sizes ATen's kernel, which
+# vectorizes along the kept dim, wins by far (the weight grads of a training step).
+COLUMN_REDUCTION_MIN = 256  # reduced elements
+COLUMN_KEPT_MIN = 16  # kept innermost elements
+
+
+def _strided_column_reduction(size: Sequence[int], reduced: set[int]) -> bool:
+    if not size or (len(size) - 1) in reduced or size[-1] < COLUMN_KEPT_MIN:
+        return False
+    return math.prod(size[d] for d in reduced) >= COLUMN_REDUCTION_MIN
+
+
 def make_reduction(
     ctx: LoweringContext,
     x: TensorValue,
@@ -53,6 +66,8 @@ def make_reduction(
 ) -> BufferView:
     size = x.size
     reduced = set(dims)
+    if _strided_column_reduction(size, reduced):
+        raise NotLowered("reduction along outer dims only (a strided inner loop): ATen is faster")
     out_size = (
         tuple(1 if i in reduced else n for i, n in enumerate(size))
         if keepdim

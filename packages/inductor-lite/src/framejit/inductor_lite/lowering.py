@@ -26,6 +26,7 @@ SUPPORTED_DTYPES = {
     torch.float32,
     torch.float64,
     torch.bfloat16,
+    torch.float16,
     torch.int64,
     torch.int32,
     torch.int16,
@@ -33,7 +34,7 @@ SUPPORTED_DTYPES = {
     torch.uint8,
     torch.bool,
 }
-FLOAT_DTYPES = {torch.float32, torch.float64, torch.bfloat16}
+FLOAT_DTYPES = {torch.float32, torch.float64, torch.bfloat16, torch.float16}
 
 LOWERINGS: dict[Any, Callable[..., Any]] = {}
 

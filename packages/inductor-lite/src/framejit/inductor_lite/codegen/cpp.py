@@ -21,7 +21,8 @@ from .cpp_prelude import PRELUDE
 C_TYPES = {
     torch.float32: "float",
     torch.float64: "double",
-    torch.bfloat16: "float",  # computed as float, stored as uint16_t bits
+    torch.bfloat16: "float",  # reduced floats: computed as float, stored as uint16_t bits
+    torch.float16: "float",
     torch.int64: "int64_t",
     torch.int32: "int32_t",
     torch.int16: "int16_t",
@@ -29,8 +30,23 @@ C_TYPES = {
     torch.uint8: "uint8_t",
     torch.bool: "bool",
 }
-STORAGE_TYPES = {**C_TYPES, torch.bfloat16: "uint16_t"}
-FLOATS = {torch.float32, torch.float64, torch.bfloat16}
+STORAGE_TYPES = {**C_TYPES, torch.bfloat16: "uint16_t", torch.float16: "uint16_t"}
+FLOATS = {torch.float32, torch.float64, torch.bfloat16, torch.float16}
+
+
+@dataclass(frozen=True)
+class ReducedFloat:
+    """How a reduced float is loaded, stored and rounded (helpers in cpp_prelude)."""
+
+    load: str
+    store: str
+    round: str
+
+
+REDUCED = {
+    torch.bfloat16: ReducedFloat("fj_bf16_to_float", "fj_float_to_bf16", "fj_round_bf16"),
+    torch.float16: ReducedFloat("fj_half_to_float", "fj_float_to_half", "fj_round_half"),
+}
 
 UNARY = {
     "abs": "std::abs({0})",
@@ -138,7 +154,7 @@ def literal(value: Any, dtype: torch.dtype) -> str:
             sign = "-" if value < 0 else ""
             return f"{sign}std::numeric_limits<{ctype}>::infinity()"
         text = f"static_cast<{ctype}>({value.hex()})"
-        return f"fj_round_bf16({text})" if dtype == torch.bfloat16 else text
+        return f"{REDUCED[dtype].round}({text})" if dtype in REDUCED else text
     value = int(value)
     if value == -(2**63):
         return f"static_cast<{ctype}>(-9223372036854775807LL - 1)"
@@ -180,8 +196,8 @@ class CppKernelOps:
         buffer = self.kernel.buffers[name]
         pointer, index = self.kernel.address(name, index, write=False)
         expr = f"{pointer}[{cexpr(index)}]"
-        if buffer.dtype == torch.bfloat16:
-            expr = f"fj_bf16_to_float({expr})"
+        if buffer.dtype in REDUCED:
+            expr = f"{REDUCED[buffer.dtype].load}({expr})"
         return self._temp(expr, buffer.dtype)
 
     def constant(self, value: Any, dtype: torch.dtype) -> CppValue:
@@ -193,9 +209,9 @@ class CppKernelOps:
     def to_dtype(self, value: CppValue, dtype: torch.dtype) -> CppValue:
         if value.dtype == dtype:
             return value
-        if dtype == torch.bfloat16:
-            return self._temp(f"fj_round_bf16(static_cast<float>({value}))", dtype)
-        if value.dtype == torch.bfloat16 and dtype == torch.float32:
+        if dtype in REDUCED:
+            return self._temp(f"{REDUCED[dtype].round}(static_cast<float>({value}))", dtype)
+        if value.dtype in REDUCED and dtype == torch.float32:
             return CppValue(value.expr, dtype)
         if dtype == torch.bool:
             return self._temp(f"({value} != 0)", dtype)
@@ -315,7 +331,8 @@ class CppKernel:
         self.locals[(buffer.name, node.store_index)] = value
         if buffer.name in self.group.stored or buffer.name in self.group.block_local:
             pointer, index = self.address(buffer.name, node.store_index, write=True)
-            expr = f"fj_float_to_bf16({value})" if buffer.dtype == torch.bfloat16 else str(value)
+            reduced = REDUCED.get(buffer.dtype)
+            expr = f"{reduced.store}({value})" if reduced else str(value)
             lines.append(f"{pointer}[{cexpr(index)}] = {expr};")
 
     def _pointwise_nest(self, nest: list[NodeLoops], out: list[str]) -> None:

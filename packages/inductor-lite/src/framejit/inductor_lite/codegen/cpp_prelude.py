@@ -49,6 +49,13 @@ static inline uint16_t fj_float_to_bf16(float f) {
   return static_cast<uint16_t>((bits + bias) >> 16);
 }
 static inline float fj_round_bf16(float f) { return fj_bf16_to_float(fj_float_to_bf16(f)); }
+static inline float fj_half_to_float(uint16_t h) {
+  return static_cast<float>(__builtin_bit_cast(_Float16, h));
+}
+static inline uint16_t fj_float_to_half(float f) {
+  return __builtin_bit_cast(uint16_t, static_cast<_Float16>(f));
+}
+static inline float fj_round_half(float f) { return fj_half_to_float(fj_float_to_half(f)); }
 
 template <class T> static inline T fj_sigmoid(T x) { return T(1) / (T(1) + std::exp(-x)); }
 template <class T> static inline T fj_silu(T x) { return x / (T(1) + std::exp(-x)); }
