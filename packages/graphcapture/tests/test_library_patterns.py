@@ -211,3 +211,22 @@ class Chunked(torch.nn.Module):
 
 def test_signature_and_bound_method_metadata():
     one_graph(Chunked(), torch.randn(3))
+
+
+def _takes(input_ids=None, use_cache=None):
+    print(end="")  # a graph break inside the call
+    return input_ids * 2 + (1 if use_cache else 0)
+
+
+def test_kwargs_mutated_before_a_graph_break():
+    """transformers' config-defaults decorator: `kwargs[k] = v`, then the call breaks.
+    The replay cleared kwargs before reading kwargs['input_ids'] back (KeyError)."""
+
+    def wrapper(**kwargs):
+        kwargs["use_cache"] = True
+        return _takes(**kwargs) + 1
+
+    x = torch.ones(2)
+    compiled = fj.compile(wrapper)
+    for _ in range(2):
+        torch.testing.assert_close(compiled(input_ids=x), wrapper(input_ids=x))
