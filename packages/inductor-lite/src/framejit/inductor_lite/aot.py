@@ -22,7 +22,7 @@ import torch
 import torch.fx
 from torch._functorch import config as functorch_config
 from torch._functorch.aot_autograd import aot_module_simplified
-from torch._functorch.partitioners import min_cut_rematerialization_partition
+from torch._functorch.partitioners import default_partition, min_cut_rematerialization_partition
 from torch.utils import _pytree as pytree
 
 from .config import config
@@ -83,6 +83,12 @@ def with_structure(
         return pytree.tree_unflatten(leaves, spec)
 
     return run_structured
+
+
+# "min-cut" recomputes cheap forward values in the backward instead of saving them (its
+# first use imports part of torch's inductor package: seconds, once per process);
+# "default" saves what the backward reads.
+PARTITIONERS = {"min-cut": min_cut_rematerialization_partition, "default": default_partition}
 
 
 class UnsafeTrace(Exception):
@@ -146,7 +152,7 @@ def trace_variant(
             fw_compiler=compiler("forward"),
             bw_compiler=compiler("backward"),
             inference_compiler=compiler("inference"),
-            partition_fn=min_cut_rematerialization_partition,
+            partition_fn=PARTITIONERS[config.partitioner],
             decompositions=decompositions(),
             keep_inference_input_mutations=False,
         )

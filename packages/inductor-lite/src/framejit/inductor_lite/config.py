@@ -34,6 +34,10 @@ class Config:
         default_factory=lambda: _env_int("FRAMEJIT_PARALLEL_MIN_WORK", 32768)
     )
     compile_threads: int = 4
+    # how AOTAutograd splits a training graph: "min-cut" (recompute) or "default" (save)
+    partitioner: str = field(
+        default_factory=lambda: os.environ.get("FRAMEJIT_INDUCTOR_PARTITIONER", "min-cut")
+    )
     # Triton: a reduction row up to this many elements (rounded up to a power of two) is
     # one block (persistent); longer rows loop over blocks.
     triton_persistent_max: int = field(
