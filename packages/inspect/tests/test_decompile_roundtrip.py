@@ -71,3 +71,33 @@ def test_unrecoverable_code_becomes_readable_pseudo_code():
     assert source.startswith("def match_statement(x):")
     if "could not decompile" in source:
         assert "MATCH_" in source  # the listing shows what was not understood
+
+
+async def _async_sum(xs, g):
+    total = 0
+    async for x in xs:
+        if x == 2:
+            continue
+        total += await g(x)
+    else:
+        total += 100
+    return total
+
+
+def test_async_for_round_trips():
+    import asyncio
+
+    async def items(n):
+        for i in range(n):
+            yield i
+
+    async def double(x):
+        return 2 * x
+
+    source = decompile(_async_sum)
+    if PSEUDO_MARK in source and not STRICT:
+        pytest.xfail(f"marked pseudo-code on {sys.version_info[:2]}")
+    assert "async for x in xs:" in source, source
+    new = recompile(_async_sum, source)
+    for n in (0, 3, 5):
+        assert asyncio.run(new(items(n), double)) == asyncio.run(_async_sum(items(n), double))

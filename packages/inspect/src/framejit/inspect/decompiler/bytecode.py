@@ -126,10 +126,15 @@ def read(code: types.CodeType) -> Bytecode:
         if ins.opname == "FOR_ITER" and skip and ins.target is not None:
             ins.target = _past_end_for(instrs, ins.target, skip)
     _keep_jumps(instrs)
+    for e in decoded.exception_entries:  # ``async for``: StopAsyncIteration ends the loop
+        head = instrs[e.start]
+        if head.opname == "GET_ANEXT" and instrs[e.target].opname == "END_ASYNC_FOR":
+            head.target = e.target + 1  # like FOR_ITER: where the code after the loop starts
     exceptions = [
         ExceptionEntry(e.start, e.end, e.target, e.depth, e.lasti)
         for e in decoded.exception_entries
         if not _restores_comprehension_names(instrs, e.target)
+        and instrs[e.target].opname != "END_ASYNC_FOR"
     ]
     bc = Bytecode(code, instrs, exceptions, TABLE, dict(decoded.index_of_offset))
     bc.exit_blocks = _exit_blocks(instrs, exceptions)

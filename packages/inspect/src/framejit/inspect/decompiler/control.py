@@ -75,7 +75,7 @@ class ControlFlow:
         if (
             i in self.bc.backward_sources
             and i not in self.in_progress
-            and self._first_real(i).opname != "FOR_ITER"
+            and self._first_real(i).opname not in ("FOR_ITER", "GET_ANEXT")
         ):
             if blk.sandbox:
                 raise SandboxAbort("loop in a trial run")

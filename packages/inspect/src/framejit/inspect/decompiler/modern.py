@@ -153,6 +153,45 @@ class ModernOps:
             node = ast.FormattedValue(self.expr(value, blk), -1, spec)
         blk.stack.append(ast.JoinedStr([node]))
 
+    # ------------------------------------------------------------ async for
+    def GET_AITER(self, ins, blk: Block):
+        blk.stack.append(Iterator(self.pop(blk)))
+
+    def GET_ANEXT(self, ins, blk: Block):
+        """``async for``: GET_ANEXT; await; store the target; body; jump back; END_ASYNC_FOR."""
+        from .engine import Loop, SandboxAbort
+        from .ops import Slot
+
+        if blk.sandbox:
+            raise SandboxAbort("loop in a trial run")
+        if ins.target is None:
+            raise Unsupported("async for without its END_ASYNC_FOR")
+        source = self.pop_raw(blk)
+        iterable = source.expr if isinstance(source, Iterator) else self.expr(source, blk)
+        exit_ = ins.target
+        end_for = exit_ - 1
+        send = next((i for i in self.ins[ins.index : end_for] if i.opname == "SEND"), None)
+        if send is None or send.target is None:
+            raise Unsupported("async for layout")
+        value_at = send.target + (self.ins[send.target].opname == "END_SEND")
+        closers = [s for s in self.bc.backward_sources.get(ins.index, []) if s < end_for]
+        body_end = max(closers) if closers else end_for
+        if body_end < end_for - 1 or (closers and self.ins[body_end].opname != "JUMP"):
+            body_end = end_for
+        slot = Slot()
+        trial = self.run_until_complete(value_at, blk, slot, [*blk.stack, Iterator(iterable), slot])
+        if trial is None:
+            raise Unsupported("async for target")
+        body_start, body_stack = trial
+        break_target = self._break_target(value_at, body_end, exit_, blk.stop)
+        loop = Loop(
+            frozenset({ins.index}), break_target, body_end, self._aliases(exit_, break_target)
+        )
+        body = self.run(body_start, body_end, body_stack, blk, loops=(*blk.loops, loop))
+        orelse = self.run(exit_, break_target, blk.stack, blk).out if break_target > exit_ else []
+        blk.emit(ast.AsyncFor(slot.build(), iterable, body.out or [ast.Pass()], orelse))
+        return max(break_target, exit_)
+
     # ------------------------------------------------------------ await / yield from (3.12+)
     def END_SEND(self, ins, blk: Block):
         return None  # SEND already left the result where END_SEND would
