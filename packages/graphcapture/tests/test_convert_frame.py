@@ -138,3 +138,26 @@ def test_reassembled_code_runs_like_the_original():
         code = fbc.reassemble(fn.__code__)
         copy = _as_function(code, fn)
         torch.testing.assert_close(copy(*calls[fn]), fn(*calls[fn]))
+
+
+def test_call_layout_check_catches_a_null_in_the_callable_slot():
+    from framejit.graphcapture.codegen import PyCodegen, check_call_layout
+
+    def f(x):
+        return x
+
+    good = PyCodegen(f.__code__)
+    good.add_push_null(lambda: good.load_const(len))
+    good.load_const((1, 2))
+    good.call(1)
+    assert check_call_layout(good.insts) is None
+    wrong = PyCodegen(f.__code__)  # the other version's order of NULL and callable
+    if fbc.VERSION.null_after_callable:
+        wrong.push_null()
+        wrong.load_const(len)
+    else:
+        wrong.load_const(len)
+        wrong.push_null()
+    wrong.load_const((1, 2))
+    wrong.call(1)
+    assert "NULL where the callable goes" in check_call_layout(wrong.insts)

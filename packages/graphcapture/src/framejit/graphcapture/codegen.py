@@ -170,3 +170,62 @@ class PyCodegen:
     def binary_op(self, op: int) -> None:
         """BINARY_OP with an NB_* argument (see opcodes.BINARY_OPS)."""
         self.emit("BINARY_OP", int(op))
+
+
+_NULL, _VALUE, _EITHER = "null", "value", "either"
+
+
+def check_call_layout(items: list) -> str | None:
+    """Why the generated `items` would call with a NULL in the callable's slot (None: fine).
+
+    Simulates which stack slots hold NULL through straight-line generated code (labels take
+    the state of the jump or handler that reaches them).  A call laid out for another
+    version (`push_null()` then the callable on 3.13) would crash the interpreter; the
+    caller turns it into an eager run instead.
+    """
+    state: list[str] | None = []
+    at_label: dict[int, list[str]] = {}
+    null_after = fbc.VERSION.null_after_callable
+    for item in items:
+        if isinstance(item, fbc.Label):
+            state = at_label.get(id(item), state)
+            continue
+        if isinstance(item, fbc.TryBegin):
+            if state is not None:
+                kept = state[: item.depth] + [_VALUE] * (item.lasti + 1)
+                at_label[id(item.handler)] = kept
+            continue
+        if not isinstance(item, fbc.Inst) or state is None:
+            continue
+        name = item.opname
+        if name in ("CALL", "CALL_KW"):
+            n = item.arg + (name == "CALL_KW")
+            if len(state) < n + 2:
+                return f"{name} {item.arg} with {len(state)} values on the stack"
+            slot = state[-(n + 2)] if null_after else state[-(n + 1)]
+            if slot == _NULL:
+                return f"{name} {item.arg} with a NULL where the callable goes"
+        pops, pushes = fbc.pops_pushes(item)
+        if pops > len(state):
+            return f"{name} pops {pops} of {len(state)} values"
+        before = state[:]
+        del state[len(state) - pops :]
+        if name == "PUSH_NULL":
+            state.append(_NULL)
+        elif name == "LOAD_GLOBAL" and item.push_null:
+            state.extend([_VALUE, _NULL] if null_after else [_NULL, _VALUE])
+        elif name == "LOAD_METHOD":
+            state.extend([_EITHER, _EITHER])
+        elif name in ("COPY", "SWAP"):
+            state[:] = before
+            if name == "COPY":
+                state.append(state[-item.arg])
+            else:
+                state[-1], state[-item.arg] = state[-item.arg], state[-1]
+        else:
+            state.extend([_VALUE] * pushes)
+        if item.jump is not None:
+            at_label[id(item.jump)] = state[:]
+        if name in ("RETURN_VALUE", "RAISE_VARARGS", "RERAISE", "JUMP"):
+            state = None
+    return None

@@ -25,7 +25,7 @@ from framejit.guards import compile_guards
 
 from . import events, global_names, opcodes, resume
 from .backends import backend_name
-from .codegen import PyCodegen
+from .codegen import PyCodegen, check_call_layout
 from .config import config
 from .exc import (
     BackendCompilerFailed,
@@ -346,6 +346,9 @@ def _generate(code, f_globals, capture: _Capture, backend, record: CompileRecord
     resumes.clear()
     emit_body(cg)
     _check_stale_free_reads(cg, code, output.side_effects.stored_cells())
+    problem = check_call_layout([*graph_call, *cg.insts])
+    if problem is not None:
+        raise SkipFrame(f"generated code would call wrongly: {problem}")
     body = fbc.body(fbc.decode(code))
     prefix = body.items[: body.prefix_end()]
     return fbc.assemble([*prefix, *graph_call, *cg.insts], code, docstring=None), backend_time

@@ -104,8 +104,7 @@ class SideEffects:
             elif kind == "attr":
                 obj, _, generic = self._attrs[key]
                 if generic:
-                    cg.push_null()
-                    cg.load_const(object.__setattr__)
+                    cg.add_push_null(lambda: cg.load_const(object.__setattr__))
                     cg.load_source(obj.source)
                     cg.load_const(key[1])
                     cg.emit("LOAD_FAST", temp)

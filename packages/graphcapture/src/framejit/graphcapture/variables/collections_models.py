@@ -16,8 +16,7 @@ from .containers import DictVariable, ListVariable, TupleVariable
 
 
 def _emit_ctor(cg, fn, build_args) -> None:
-    cg.push_null()
-    cg.load_const(fn)
+    cg.add_push_null(lambda: cg.load_const(fn))
     n = build_args(cg)
     cg.call(n)
 

@@ -291,8 +291,7 @@ class DictVariable(VariableTracker):
         if self.user_cls not in (dict, collections.OrderedDict):
             raise Unsupported(f"cannot rebuild a {self.user_cls.__name__}")
         if self.user_cls is not dict:
-            cg.push_null()
-            cg.load_const(self.user_cls)
+            cg.add_push_null(lambda: cg.load_const(self.user_cls))
         for key, value in self.items.items():
             cg.load_const(key)
             value.reconstruct(cg)

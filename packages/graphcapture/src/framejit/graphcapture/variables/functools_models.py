@@ -48,8 +48,7 @@ class PartialVariable(VariableTracker):
         if self.source is not None:
             cg.load_source(self.source)
             return
-        cg.push_null()
-        cg.load_const(_make_partial)
+        cg.add_push_null(lambda: cg.load_const(_make_partial))
         self.func.reconstruct(cg)
         for a in self.args:
             a.reconstruct(cg)

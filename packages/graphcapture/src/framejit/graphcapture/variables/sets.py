@@ -142,8 +142,7 @@ class SetVariable(VariableTracker):
     def _build(self, cg) -> None:
         items = self.ordered()
         if self.frozen:
-            cg.push_null()
-            cg.load_const(frozenset)
+            cg.add_push_null(lambda: cg.load_const(frozenset))
         for m in items:
             m.reconstruct(cg)
         cg.emit("BUILD_SET", len(items))

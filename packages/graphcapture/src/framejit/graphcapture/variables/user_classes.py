@@ -138,8 +138,7 @@ class NewObjectVariable(UserDefinedObjectVariable):
         cg.reconstruct_once(self, self._build)
 
     def _build(self, cg) -> None:
-        cg.push_null()
-        cg.load_const(_rebuild_object)
+        cg.add_push_null(lambda: cg.load_const(_rebuild_object))
         cg.load_const(type(self.value))
         for name, value in self.attrs.items():
             cg.load_const(name)
