@@ -325,3 +325,29 @@ def itertools_misc(a):
     starred = list(itertools.starmap(operator.add, [(a, 1), (a, 2)]))
     cyc = list(itertools.islice(itertools.cycle("ab"), 5))
     return pairs, taken, dropped, starred, cyc
+
+
+# ----------------------------------------------------------------- dict views
+@case(t(4), check_ops=False)  # the d[4] value is dead code in the graph
+def dict_views_are_live(x):
+    # regression: keys() was a snapshot, so `4 in keys` after d[4] = ... was False
+    d = {3: x}
+    keys, values = d.keys(), d.values()
+    d[4] = x + 1
+    d2 = {3: 2, 4: "aa"}
+    return 3 in keys, 4 in keys, 5 in keys, d2.keys() == keys, len(values), x * len(keys)
+
+
+@case(t(4), t(4))
+def dict_items_and_key_set_ops(a, b):
+    d = {"a": a, "b": b}
+    total = a
+    for _k, v in d.items():
+        total = total + v
+    return total, sorted(d.keys() - {"a"}), sorted(d.keys() | {"c"}), list(d.values())[1] * 2
+
+
+@case(t(4))
+def partial_is_callable_and_a_partial(a):
+    p = functools.partial(torch.add, other=1)
+    return p(a), callable(p), isinstance(p, functools.partial), p.func is torch.add

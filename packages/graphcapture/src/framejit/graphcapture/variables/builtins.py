@@ -13,6 +13,7 @@ from .base import ConcreteValueVariable, ConstantVariable, VariableTracker, fold
 from .containers import (
     BaseListVariable,
     DictVariable,
+    DictViewVariable,
     IteratorVariable,
     ListVariable,
     SizeVariable,
@@ -51,6 +52,8 @@ def binary_op(tx, op, a: VariableTracker, b: VariableTracker) -> VariableTracker
         result = dunder_binary_op(tx, op, a, b)
         if result is not None:
             return result
+    if isinstance(a, DictViewVariable) or isinstance(b, DictViewVariable):
+        return _view_binary_op(tx, op, a, b)
     if isinstance(a, SetVariable):
         return set_binary_op(tx, op, a, b)
     if isinstance(b, SetVariable) and op in (operator.eq, operator.ne):
@@ -99,7 +102,7 @@ def contains_op(tx, container: VariableTracker, needle: VariableTracker) -> bool
     """`needle in container`."""
     if isinstance(container, SetVariable):
         return container.contains(tx, needle)
-    if isinstance(container, (DictVariable, BaseListVariable)):
+    if isinstance(container, (DictVariable, BaseListVariable, DictViewVariable)):
         return container.call_method(tx, "__contains__", [needle], {}).as_python_constant()
     if isinstance(container, IteratorVariable):
         return any(
@@ -133,6 +136,24 @@ _NOT_IN_PLACE = {
     operator.iand: operator.and_, operator.ior: operator.or_, operator.ixor: operator.xor,
     operator.ilshift: operator.lshift, operator.irshift: operator.rshift,
 }  # fmt: skip
+
+
+def _view_binary_op(tx, op, a, b) -> VariableTracker:
+    """Keys views compare and combine like sets; values/items views only by identity."""
+    views = [v for v in (a, b) if isinstance(v, DictViewVariable)]
+    if all(v.kind == "keys" for v in views):
+
+        def as_set(v):
+            if isinstance(v, DictViewVariable):
+                return SetVariable([ConstantVariable(k) for k in v.key_set()])
+            if isinstance(v, SetVariable):
+                return v
+            raise Unsupported(f"{op.__name__} between a keys view and {v}")
+
+        return set_binary_op(tx, op, as_set(a), as_set(b))
+    if op in (operator.eq, operator.ne):
+        return ConstantVariable((a is b) == (op is operator.eq))
+    raise Unsupported(f"{op.__name__} on dict views")
 
 
 def _sequence_pair(a, b) -> bool:
@@ -296,6 +317,8 @@ def _len(tx, obj):
         return ConstantVariable(len(obj.items))
     if isinstance(obj, SetVariable):
         return ConstantVariable(len(obj.keys))
+    if isinstance(obj, DictViewVariable):
+        return ConstantVariable(len(obj.dict_vt.items))
     from .user_classes import dunder_len
 
     result = dunder_len(tx, obj)
@@ -517,6 +540,12 @@ def _callable(tx, obj):
         ),
     ):
         return ConstantVariable(True)
+    if isinstance(obj, PartialVariable):
+        return ConstantVariable(True)
+    from .objects import UserDefinedObjectVariable
+
+    if isinstance(obj, UserDefinedObjectVariable):
+        return ConstantVariable(callable(obj.value))  # decided by the (guarded) class
     if obj.is_python_constant():
         return ConstantVariable(callable(obj.as_python_constant()))
     return None

@@ -322,14 +322,8 @@ class DictVariable(VariableTracker):
             if key in items:
                 return items[key]
             return args[1] if len(args) > 1 else ConstantVariable(None)
-        if name == "keys":
-            return TupleVariable([ConstantVariable(k) for k in items])
-        if name == "values":
-            return TupleVariable(list(items.values()))
-        if name == "items":
-            return TupleVariable(
-                [TupleVariable([ConstantVariable(k), v]) for k, v in items.items()]
-            )
+        if name in ("keys", "values", "items") and not args and not kwargs:
+            return DictViewVariable(self, name)
         if name == "__contains__":
             return ConstantVariable(self._key(args[0]) in items)
         if name == "__len__":
@@ -399,6 +393,68 @@ class DictVariable(VariableTracker):
         if name == "__iter__":
             return IteratorVariable(self.unpack(tx))
         raise Unsupported(f"dict.{name}")
+
+
+class DictViewVariable(VariableTracker):
+    """d.keys() / d.values() / d.items(): a live view, read through to the dict's current
+    contents (a later `d[k] = v` shows in it, as in Python)."""
+
+    def __init__(self, dict_vt: DictVariable, kind: str):
+        self.dict_vt = dict_vt
+        self.kind = kind
+
+    def python_type(self) -> type:
+        return type(getattr({}, self.kind)())
+
+    def unpack(self, tx) -> list[VariableTracker]:
+        items = self.dict_vt.items
+        if self.kind == "keys":
+            return [ConstantVariable(k) for k in items]
+        if self.kind == "values":
+            return list(items.values())
+        return [TupleVariable([ConstantVariable(k), v]) for k, v in items.items()]
+
+    def has_tensors(self) -> bool:
+        return self.kind != "keys" and self.dict_vt.has_tensors()
+
+    def truth(self, tx) -> bool:
+        return bool(self.dict_vt.items)
+
+    def key_set(self) -> set:
+        """The keys, for the set-like comparisons of keys views."""
+        if self.kind != "keys":
+            raise Unsupported(f"set operation on dict {self.kind}()")
+        return set(self.dict_vt.items)
+
+    def reconstruct(self, cg) -> None:
+        self.dict_vt.reconstruct(cg)
+        cg.load_method(self.kind)
+        cg.call_method(0)
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        return BoundBuiltinMethodVariable(self, name)
+
+    def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
+        if name == "__len__":
+            return ConstantVariable(len(self.dict_vt.items))
+        if name == "__contains__" and self.kind == "keys":
+            return self.dict_vt.call_method(tx, "__contains__", args, kwargs)
+        if name == "__contains__":
+            from .builtins import binary_op
+
+            needle = args[0]
+            return ConstantVariable(
+                any(binary_op(tx, operator.eq, v, needle).truth(tx) for v in self.unpack(tx))
+            )
+        if name == "__iter__":
+            return IteratorVariable(self.unpack(tx))
+        if name == "isdisjoint" and self.kind == "keys":
+            other = {k.as_python_constant() for k in args[0].unpack(tx)}
+            return ConstantVariable(self.key_set().isdisjoint(other))
+        raise Unsupported(f"dict_{self.kind}.{name}")
+
+    def __repr__(self) -> str:
+        return f"DictViewVariable({self.kind})"
 
 
 class SliceVariable(VariableTracker):
