@@ -340,3 +340,29 @@ def test_super_after_a_graph_break():
         return x + Child(3).v
 
     torch.testing.assert_close(fj.compile(f)(torch.zeros(2)), torch.full((2,), 6.0))
+
+
+class Stack(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.layers = nn.ModuleList(nn.Linear(3, 3) for _ in range(4))
+        self.used = 2
+
+    def forward(self, x):
+        for layer in self.layers[: self.used]:  # LLaMA's `self.layers[: num_hidden_layers]`
+            x = layer(x)
+        return x
+
+
+def test_module_list_slice(entry):
+    torch.manual_seed(0)
+    mod = Stack()
+    fn, compiled = entry(mod)
+    x = torch.randn(2, 3)
+    same(fn, compiled, x)
+    mod.used = 3
+    same(fn, compiled, x)
+    items = list(mod.layers._modules.items())
+    mod.layers._modules.clear()
+    mod.layers._modules.update(reversed(items))
+    same(fn, compiled, x)

@@ -320,7 +320,10 @@ class NNModuleVariable(GetAttrMixin, ConcreteValueVariable):
         if isinstance(module, (torch.nn.Sequential, torch.nn.ModuleList)):
             keys = list(self.table(tx, "_modules"))
             if isinstance(key, slice):
-                raise Unsupported("slicing a Sequential/ModuleList")
+                # `self.layers[:n]`: the children in order (the _modules keys are guarded)
+                return ModuleSliceVariable(
+                    [self.var_getattr(tx, k) for k in keys[key]], type(module)
+                )
             return self.var_getattr(tx, keys[key])
         if isinstance(module, torch.nn.ParameterList):
             return self.var_getattr(tx, str(key if key >= 0 else len(module) + key))
@@ -328,6 +331,24 @@ class NNModuleVariable(GetAttrMixin, ConcreteValueVariable):
 
     def __repr__(self) -> str:
         return f"NNModuleVariable({type(self.value).__name__})"
+
+
+class ModuleSliceVariable(TupleVariable):
+    """A slice of a Sequential/ModuleList: iterable and indexable like the new container
+    eager would build; rebuilding it after the graph is not supported."""
+
+    def __init__(self, items, module_type: type):
+        super().__init__(items)
+        self.module_type = module_type
+
+    def python_type(self) -> type:
+        return self.module_type
+
+    def as_python_constant(self):
+        raise Unsupported(f"a slice of a {self.module_type.__name__} is not a constant")
+
+    def reconstruct(self, cg) -> None:
+        raise Unsupported(f"a slice of a {self.module_type.__name__} escaping the frame")
 
 
 class UserDefinedObjectVariable(GetAttrMixin, ConcreteValueVariable):
