@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import logging
+import sys
 import types
 import warnings
 import weakref
@@ -94,10 +95,12 @@ def _discard_when_invalidated(code: types.CodeType, check_fn) -> None:
     global): frameeval forgets it, so its graphs and their parameters are freed."""
     code_ref = weakref.ref(code)
 
-    def discard(fn) -> None:
+    # Bound now: the weakref callbacks that call this also fire at interpreter shutdown, after
+    # module globals (fe among them) have been cleared.
+    def discard(fn, _discard=fe.discard, _finalizing=sys.is_finalizing) -> None:
         target = code_ref()
-        if target is not None:
-            fe.discard(target, fn)
+        if target is not None and not _finalizing():
+            _discard(target, fn)
 
     on_invalidate = getattr(check_fn, "on_invalidate", None)
     if on_invalidate is not None:
