@@ -351,3 +351,11 @@ def dict_items_and_key_set_ops(a, b):
 def partial_is_callable_and_a_partial(a):
     p = functools.partial(torch.add, other=1)
     return p(a), callable(p), isinstance(p, functools.partial), p.func is torch.add
+
+
+# ----------------------------------------------------------------- tuple concatenation
+@case(t(4))
+def constant_tuple_plus_tuple_of_tensors(x):
+    output = (x, x + 1, x + 2, x + 3)
+    output = (None,) + output + ()  # noqa: RUF005 (concatenation is the construct under test)
+    return output[2] + output[3], output

@@ -65,6 +65,7 @@ def binary_op(tx, op, a: VariableTracker, b: VariableTracker) -> VariableTracker
             # `n += t` with n a Python number: no in-place update, Python runs n + t
             op = _NOT_IN_PLACE.get(op, op)
         return tx.output.call_op("call_function", op, [a, b], {})
+    a, b = _as_tuple_if_paired(a, b), _as_tuple_if_paired(b, a)
     if op is operator.iadd and isinstance(a, ListVariable):
         a.call_method(tx, "extend", [b], {})
         return a
@@ -154,6 +155,18 @@ def _view_binary_op(tx, op, a, b) -> VariableTracker:
     if op in (operator.eq, operator.ne):
         return ConstantVariable((a is b) == (op is operator.eq))
     raise Unsupported(f"{op.__name__} on dict views")
+
+
+def _as_tuple_if_paired(x, other):
+    """A constant tuple beside a tuple of trackers, as a TupleVariable (`() + (a, b)`)."""
+    if (
+        isinstance(other, TupleVariable)
+        and not isinstance(x, BaseListVariable)
+        and x.is_python_constant()
+        and type(x.as_python_constant()) is tuple
+    ):
+        return TupleVariable([ConstantVariable(v) for v in x.as_python_constant()])
+    return x
 
 
 def _sequence_pair(a, b) -> bool:
