@@ -26,6 +26,10 @@ class Config:
     raise_internal_errors: bool = _env_flag("FRAMEJIT_RAISE_INTERNAL_ERRORS", False)
     # deepest chain of inlined user calls before the call becomes a graph break
     max_inline_depth: int = _env_int("FRAMEJIT_MAX_INLINE_DEPTH", 32)
+    # Python frames that must be left under the recursion limit to compile a frame (else it
+    # runs eagerly this call) and to inline one more call (else a graph break): stack.py
+    compile_stack_room: int = _env_int("FRAMEJIT_COMPILE_STACK_ROOM", 250)
+    inline_stack_room: int = _env_int("FRAMEJIT_INLINE_STACK_ROOM", 150)
     # instructions traced per frame (unrolled loops included) before giving up
     max_traced_instructions: int = _env_int("FRAMEJIT_MAX_TRACED_INSTRUCTIONS", 200_000)
 

@@ -10,7 +10,7 @@ import weakref
 
 from framejit import frameeval as fe
 
-from . import trace_rules
+from . import stack, trace_rules
 from .code_keyed import CodeKeyed
 from .config import config
 from .convert_frame import convert_frame, publish_eager_frame
@@ -42,6 +42,12 @@ class FrameCallback:
         if len(entries) >= config.cache_size_limit:
             self._warn_cache_limit(code, entries, frame.f_locals)
             return None
+        if not stack.room_to_compile():
+            log.debug(
+                "framejit: %s called too deep in the stack to compile; eager this call",
+                code.co_name,
+            )
+            return None
         failures = entry_failures(entries, frame.f_locals) if entries else []
         if failures:
             logger("recompiles").debug("%s", format_recompile(code, failures))
@@ -60,6 +66,10 @@ class FrameCallback:
             )
         except (GraphBreakInFullgraph, BackendCompilerFailed):
             raise
+        except RecursionError:
+            # capture itself ran out of stack (the user's code did not): eager this call,
+            # compiled again when called from higher up
+            return None
         except Exception as e:
             if config.raise_internal_errors:
                 raise

@@ -18,7 +18,7 @@ from typing import Any
 from framejit.frameeval import bytecode as fbc
 from framejit.guards import GuardKind
 
-from . import opcodes, trace_rules
+from . import opcodes, stack, trace_rules
 from .config import config
 from .exc import RestartAnalysis, SkipFrame, Unsupported
 from .instructions import DecodedCode, Inst, decode
@@ -360,6 +360,10 @@ class InstructionTranslatorBase:
     def inline_user_function(self, fn_vt, args, kwargs) -> VariableTracker:
         if self.depth >= config.max_inline_depth:
             raise Unsupported("inlining too deep (recursion?)")
+        if not stack.room_to_inline():
+            raise Unsupported(
+                "inlining deeper than the interpreter's recursion limit leaves room for"
+            )
         code = fn_vt.get_code()
         rule = trace_rules.lookup(code.co_filename)
         if not rule.inline:
