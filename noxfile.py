@@ -57,6 +57,25 @@ def _install(session: nox.Session, *requirements: str) -> None:
     session.install("-c", CONSTRAINTS, *requirements)
 
 
+def _shared_torch(session: nox.Session) -> None:
+    """On 3.12/3.13 torch is the CUDA build (about 4.7 GB with its NVIDIA libraries, minutes to
+    install): install it once per interpreter into .nox/_torch-<version> and let each
+    session's venv see it through a .pth file, so graphcapture and integration share it."""
+    version = session.python
+    if version == TORCH_PYTHON or not isinstance(version, str):
+        return
+    target = ROOT / ".nox" / f"_torch-{version}"
+    if not (target / "torch").is_dir():
+        session.run(
+            "python", "-m", "pip", "install", "--quiet", "-c", CONSTRAINTS,
+            "--target", str(target), "torch==2.13.0",
+        )  # fmt: skip
+    site = session.run(
+        "python", "-c", "import site; print(site.getsitepackages()[0])", silent=True
+    ).strip()
+    Path(site, "_framejit_shared_torch.pth").write_text(f"{target}\n")
+
+
 def _package_session(session: nox.Session, name: str, extras: str = "test") -> None:
     local = [str(PACKAGES / dep) for dep in DEPENDS[name]]
     _install(session, *local, f"{PACKAGES / name}[{extras}]")
@@ -80,6 +99,7 @@ TINYPKG = PACKAGES / "graphcapture" / "tests" / "fixtures" / "tinypkg"
 
 @nox.session(python=CAPTURE_PYTHONS)
 def graphcapture(session: nox.Session) -> None:
+    _shared_torch(session)
     # a tiny model library installed into site-packages (not editable): third-party code
     # must be traced like user code
     _install(session, str(TINYPKG))
@@ -123,6 +143,7 @@ ALL_PACKAGES = [str(PACKAGES / name) for name in DEPENDS]
 @nox.session(python=CAPTURE_PYTHONS)
 def integration(session: nox.Session) -> None:
     """Every package together: the seed walkthrough, real models, differential tests."""
+    _shared_torch(session)
     # transformers: tiny GPT-2/BERT/LLaMA/T5/DistilBERT/ViT built from configs, no downloads
     _install(session, *ALL_PACKAGES, "pytest>=7", "hypothesis>=6", "tabulate", "transformers")
     session.run(
