@@ -15,7 +15,7 @@ import torch
 from ..config import config
 from ..ir import Buffer
 from ..scheduler import INNER, OUTER, FusedGroup, NodeLoops, outer_part
-from .common import GeneratedKernels, KernelSpec
+from .common import GeneratedKernels, KernelSpec, print_index
 from .cpp_prelude import PRELUDE
 
 C_TYPES = {
@@ -122,24 +122,15 @@ OMP_REDUCE = {"sum": "+", "prod": "*", "max": "max", "min": "min", "any": "|", "
 
 def cexpr(expr: Any) -> str:
     """Print a sympy index expression as int64 C++."""
-    expr = sympy.sympify(expr)
-    if expr.is_Integer:
-        value = int(expr)
-        return f"{value}LL" if abs(value) > 2**31 - 1 else str(value)
-    if expr.is_Symbol:
-        return expr.name
-    if expr.is_Add:
-        return "(" + " + ".join(cexpr(a) for a in expr.args) + ")"
-    if expr.is_Mul:
-        return "(" + " * ".join(cexpr(a) for a in expr.args) + ")"
-    if isinstance(expr, (sympy.Min, sympy.Max)):
-        fn = "std::min" if isinstance(expr, sympy.Min) else "std::max"
-        args = [cexpr(a) for a in expr.args]
-        result = args[0]
-        for arg in args[1:]:
-            result = f"{fn}<int64_t>({result}, {arg})"
-        return result
-    raise NotImplementedError(f"index expression {expr}")
+    return print_index(expr, _c_integer, _c_min_max)
+
+
+def _c_integer(value: int) -> str:
+    return f"{value}LL" if abs(value) > 2**31 - 1 else str(value)
+
+
+def _c_min_max(which: str, a: str, b: str) -> str:
+    return f"std::{which}<int64_t>({a}, {b})"
 
 
 def literal(value: Any, dtype: torch.dtype) -> str:

@@ -24,7 +24,7 @@ import torch
 from ..config import config
 from ..ir import Buffer
 from ..scheduler import INNER, OUTER, RED, FusedGroup, NodeLoops, node_loops
-from .common import GeneratedKernels, KernelSpec
+from .common import GeneratedKernels, KernelSpec, print_index
 
 
 class TritonCodegenUnavailable(NotImplementedError):
@@ -186,23 +186,7 @@ def fj_remainder(a, b):
 
 def texpr(expr: Any) -> str:
     """A sympy index expression as Triton (int32 or int64 tensors)."""
-    expr = sympy.sympify(expr)
-    if expr.is_Integer:
-        return str(int(expr))
-    if expr.is_Symbol:
-        return expr.name
-    if expr.is_Add:
-        return "(" + " + ".join(texpr(a) for a in expr.args) + ")"
-    if expr.is_Mul:
-        return "(" + " * ".join(texpr(a) for a in expr.args) + ")"
-    if isinstance(expr, (sympy.Min, sympy.Max)):
-        fn = "tl.minimum" if isinstance(expr, sympy.Min) else "tl.maximum"
-        args = [texpr(a) for a in expr.args]
-        result = args[0]
-        for arg in args[1:]:
-            result = f"{fn}({result}, {arg})"
-        return result
-    raise NotImplementedError(f"index expression {expr}")
+    return print_index(expr, str, lambda which, a, b: f"tl.{which}imum({a}, {b})")
 
 
 def literal(value: Any, dtype: torch.dtype) -> str:
