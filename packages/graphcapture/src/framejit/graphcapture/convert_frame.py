@@ -136,14 +136,8 @@ def _convert_frame(
     start = time.perf_counter()
     if f_builtins is None:
         f_builtins = f_globals.get("__builtins__", __builtins__)
-    record = CompileRecord(
-        index=next(_records),
-        function_name=code.co_name,
-        filename=code.co_filename,
-        firstlineno=code.co_firstlineno,
-        code=code,
-        transformed_code=None,
-        check_fn=None,
+    record = _new_record(
+        code,
         is_recompile=is_recompile,
         recompile_reasons=list(recompile_reasons or []),
         recompile_failures=[list(f) for f in recompile_failures or []],
@@ -239,10 +233,9 @@ def _convert_frame(
 NOTHING_TO_CAPTURE = "no tensor operations to capture"
 
 
-def publish_eager_frame(code: types.CodeType, reason: str) -> CompileRecord:
-    """A frame sent wholly to eager outside convert_frame's own path (an internal error):
-    published like any other, with its reason in `skipped_reason`."""
-    record = CompileRecord(
+def _new_record(code: types.CodeType, **fields) -> CompileRecord:
+    """A record for `code` with the next index, before anything is transformed."""
+    return CompileRecord(
         index=next(_records),
         function_name=code.co_name,
         filename=code.co_filename,
@@ -250,8 +243,14 @@ def publish_eager_frame(code: types.CodeType, reason: str) -> CompileRecord:
         code=code,
         transformed_code=None,
         check_fn=None,
-        skipped_reason=reason,
+        **fields,
     )
+
+
+def publish_eager_frame(code: types.CodeType, reason: str) -> CompileRecord:
+    """A frame sent wholly to eager outside convert_frame's own path (an internal error):
+    published like any other, with its reason in `skipped_reason`."""
+    record = _new_record(code, skipped_reason=reason)
     events.publish(record)
     return record
 
