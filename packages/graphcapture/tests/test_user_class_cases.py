@@ -6,8 +6,7 @@ from __future__ import annotations
 import pytest
 import torch
 from cases_user_classes import USER_CLASS_CASES, Box
-from oracle import clone_args, eager_op_count, graph_op_count
-from test_stdlib_cases import assert_same
+from test_stdlib_cases import assert_same, check_case_matches_eager
 
 from framejit import graphcapture as fj
 
@@ -32,19 +31,7 @@ def _same_objects(actual, expected) -> None:
 
 @pytest.mark.parametrize("case", USER_CLASS_CASES, ids=[c.name for c in USER_CLASS_CASES])
 def test_user_class_case_matches_eager(case):
-    torch.manual_seed(0)
-    args = case.make_args()
-    expected = case.fn(*clone_args(args))
-    counter = fj.testing.CompileCounter()
-    compiled = fj.compile(case.fn, backend=counter, fullgraph=case.frames == 1)
-    actual = compiled(*clone_args(args))
-    _same_objects(actual, expected)
-    assert counter.frame_count == case.frames
-    if case.check_ops:
-        assert graph_op_count(counter.graphs) == eager_op_count(case.fn, *clone_args(args))
-    again = compiled(*clone_args(args))
-    _same_objects(again, expected)
-    assert counter.frame_count == case.frames
+    check_case_matches_eager(case, same=_same_objects)
 
 
 def test_identity_of_input_objects_is_guarded():
