@@ -48,15 +48,8 @@ class Instr:
         return (self.opname, self.arg if self.opname == "LOAD_CONST" else repr(self.argval))
 
 
-@dataclass(frozen=True)
-class ExceptionEntry:
-    """One row of the exception table, in instruction indices; ``end`` is exclusive."""
-
-    start: int
-    end: int
-    target: int
-    depth: int
-    lasti: bool
+#: one row of the exception table, in instruction indices (``end`` exclusive): the layer's own
+ExceptionEntry = fbc.ExceptionEntry
 
 
 @dataclass
@@ -131,7 +124,7 @@ def read(code: types.CodeType) -> Bytecode:
         if head.opname == "GET_ANEXT" and instrs[e.target].opname == "END_ASYNC_FOR":
             head.target = e.target + 1  # like FOR_ITER: where the code after the loop starts
     exceptions = [
-        ExceptionEntry(e.start, e.end, e.target, e.depth, e.lasti)
+        e
         for e in decoded.exception_entries
         if not _restores_comprehension_names(instrs, e.target)
         and instrs[e.target].opname != "END_ASYNC_FOR"
