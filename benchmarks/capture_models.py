@@ -4,7 +4,8 @@ For each model (integration-tests/hf_tiny.py: tiny configs, random weights, no
 downloads), eval mode under no_grad: the first call's time with a backend that compiles
 nothing (so the time is capture: tracing, guards, code generation), best of 3 fresh
 models, CPU time of this process; and the graphs and ops each produced.  The ratio is
-framejit / torch.compile (the goal: <= 0.25x on every model).
+framejit / torch.compile (the goal: <= 0.25x on every model).  The rows also go to
+``benchmarks/results/capture_models.json`` (``tools/results.py``) for the bar chart.
 """
 
 from __future__ import annotations
@@ -18,6 +19,7 @@ import torch
 sys.path.insert(0, str(Path(__file__).resolve().parent.parent / "integration-tests"))
 
 import hf_tiny
+from tools.results import record
 
 from framejit import graphcapture as fj
 
@@ -76,6 +78,7 @@ def main() -> None:
         tc_time, tc_graphs, tc_ops = _first_call(
             name, lambda m, b: torch.compile(m, backend=b), _torch_reset
         )
+        record(name, "cold capture", fj_time * 1e3, tc_time * 1e3, "ms cpu")
         rows.append(
             (name, fj_time, tc_time, fj_time / tc_time, fj_graphs, tc_graphs, fj_ops, tc_ops)
         )

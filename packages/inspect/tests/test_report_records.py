@@ -109,3 +109,38 @@ def test_origin_and_user_line_of_a_guard():
 )
 def test_suggested_fix_table(reason, words):
     assert words in suggested_fix(reason)
+
+
+def test_cache_limit_events_from_the_recompiles_log(tmp_path):
+    """The warning graphcapture logs at the cache limit (test_with_graphcapture makes a real
+    one) becomes a row with the guard's user line and the fix, and a frame note."""
+    import logging
+
+    from framejit.inspect.cache_limits import collect
+
+    records = make_records()
+    frame = records[1]
+    here = f"{__file__}:{test_cache_limit_events_from_the_recompiles_log.__code__.co_firstlineno}"
+    message = (
+        f"framejit: {frame.function_name} ({frame.filename}:{frame.firstlineno}) hit the cache "
+        "size limit (8); it runs eagerly from now on. The guard that keeps failing: tensor "
+        f"'L['a']' size mismatch at index 0. expected 3, actual 4  # {here} in f. What to do: "
+        "mark the changing dimension dynamic (fj.mark_dynamic(tensor, dim)); or raise "
+        "framejit.graphcapture.config.cache_size_limit."
+    )
+    with collect() as events:
+        logging.getLogger("framejit.recompiles").warning("%s", message)
+        logging.getLogger("framejit.recompiles").warning("an unrelated warning")
+    (event,) = events
+    assert (event.function_name, event.limit) == (frame.function_name, 8)
+    data = write_report(records, tmp_path / "r.html", cache_limits=events)
+    (view,) = data.cache_limits
+    assert view.guard.origin == f"{here} in f"
+    assert (
+        view.guard.source_line == "def test_cache_limit_events_from_the_recompiles_log(tmp_path):"
+    )
+    assert "mark_dynamic" in view.fix and "cache_size_limit" in view.fix
+    assert data.hit_cache_limit(data.frames[1]) is view
+    text = (tmp_path / "r.html").read_text(encoding="utf-8")
+    assert read_page(text).counts["cache-limits"] == 1
+    assert "hit the cache size limit (8)" in text

@@ -158,6 +158,33 @@ def test_explain_lists_recompiles_with_the_failed_guard():
     assert out.recompiles and any("L['n']" in reason for reason in out.recompiles[0].reasons)
 
 
+def test_report_shows_the_function_that_hit_the_cache_limit(tmp_path, monkeypatch):
+    from report_reading import read_page
+
+    from framejit.graphcapture.config import config
+    from framejit.inspect.report_data import build
+
+    def grows(a):
+        return a.sum() * 2
+
+    monkeypatch.setattr(config, "cache_size_limit", 2)
+    fj.reset()
+    compiled = fj.compile(grows, backend="eager")
+    path = tmp_path / "report.html"
+    with pytest.warns(RuntimeWarning, match="cache size limit"), fji.report(path) as records:
+        for n in (2, 3, 4, 5):  # a new static size each call: the size guard keeps failing
+            torch.testing.assert_close(compiled(torch.ones(n)), grows(torch.ones(n)))
+    fj.reset()
+    data = build(records)  # the records alone do not say it: the log does
+    assert data.cache_limits == []
+    text = path.read_text(encoding="utf-8")
+    assert read_page(text).counts["cache-limits"] == 1
+    assert len(records) == 2 and sum(r.is_recompile for r in records) == 1
+    assert 'class="cache-limit"' in text and "grows" in text
+    assert "L[&#x27;a&#x27;]" in text and "mark_dynamic" in text  # the guard and its fix
+    assert "cache_size_limit" in text
+
+
 def test_dump_context_manager_writes_each_frame(tmp_path):
     fj.reset()
     with fji.dump(tmp_path) as dumper:

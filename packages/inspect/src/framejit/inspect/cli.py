@@ -81,6 +81,7 @@ def main(argv: list[str] | None = None) -> int:
     )
 
     from . import _graphcapture
+    from .cache_limits import collect
     from .dump import Dumper
     from .explain import summarize
 
@@ -94,6 +95,8 @@ def main(argv: list[str] | None = None) -> int:
     saved_argv = sys.argv
     sys.argv = [inv.script, *inv.script_args]
     status = 0
+    limits = collect()
+    cache_limits = limits.__enter__()
     try:
         runpy.run_path(inv.script, run_name="__main__")
     except SystemExit as exc:
@@ -102,6 +105,7 @@ def main(argv: list[str] | None = None) -> int:
         sys.argv = saved_argv
         for unsubscribe in unsubscribers:
             unsubscribe()
+        limits.__exit__(None, None, None)
         print("\n=== framejit summary ===", file=sys.stderr)
         print(summarize(records), file=sys.stderr)
         if inv.dump_dir is not None:
@@ -110,7 +114,10 @@ def main(argv: list[str] | None = None) -> int:
             from .report import write_report
 
             write_report(
-                records, inv.output, title=f"framejit report: {os.path.basename(inv.script)}"
+                records,
+                inv.output,
+                title=f"framejit report: {os.path.basename(inv.script)}",
+                cache_limits=cache_limits,
             )
             print(f"report written to {inv.output}", file=sys.stderr)
     return status

@@ -13,15 +13,20 @@ from pathlib import Path
 from typing import Any
 
 from . import _graphcapture
+from .cache_limits import CacheLimitEvent, collect
 from .report_data import ReportData, build
 from .report_html import render
 
 
 def write_report(
-    records: Iterable[Any], path: str | os.PathLike, title: str = "framejit compile report"
+    records: Iterable[Any],
+    path: str | os.PathLike,
+    title: str = "framejit compile report",
+    cache_limits: Iterable[CacheLimitEvent] = (),
 ) -> ReportData:
-    """Write the report of ``records`` to ``path``; returns what it showed."""
-    data = build(records)
+    """Write the report of ``records`` (and of the functions that hit the cache limit) to
+    ``path``; returns what it showed."""
+    data = build(records, cache_limits)
     target = Path(path)
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(render(data, title), encoding="utf-8")
@@ -35,8 +40,9 @@ def report(path: str | os.PathLike, title: str = "framejit compile report") -> I
     fj = _graphcapture.load()
     records: list[Any] = []
     unsubscribe = fj.events.subscribe(records.append)
-    try:
-        yield records
-    finally:
-        unsubscribe()
-        write_report(records, path, title)
+    with collect() as limits:
+        try:
+            yield records
+        finally:
+            unsubscribe()
+            write_report(records, path, title, limits)

@@ -17,6 +17,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .artifacts import decompiled, graph_code, graph_table, op_name, op_nodes, output_code, stable
+from .cache_limits import CacheLimitEvent
 from .explain import ExplainOutput, summarize
 
 MAX_BLOCK = 200_000  # characters per text block: a large kernel must not make the page unusable
@@ -137,10 +138,34 @@ class FrameView:
 
 
 @dataclass
+class CacheLimitView:
+    """A function that hit the cache size limit: the guard that kept failing, what to do."""
+
+    function_name: str
+    filename: str
+    lineno: int
+    limit: int
+    guard: Located
+    fix: str
+
+
+@dataclass
 class ReportData:
     summary: ExplainOutput
     frames: list[FrameView] = field(default_factory=list)
     ranked_breaks: list[BreakView] = field(default_factory=list)
+    cache_limits: list[CacheLimitView] = field(default_factory=list)
+
+    def hit_cache_limit(self, frame: FrameView) -> CacheLimitView | None:
+        return next(
+            (
+                c
+                for c in self.cache_limits
+                if (c.function_name, c.filename, c.lineno)
+                == (frame.function_name, frame.filename, frame.firstlineno)
+            ),
+            None,
+        )
 
     @property
     def capture_seconds(self) -> float:
@@ -256,7 +281,19 @@ def _rank(records: list[Any], frames: list[FrameView]) -> list[BreakView]:
     return sorted(merged.values(), key=lambda b: b.cost, reverse=True)
 
 
-def build(records: Iterable[Any]) -> ReportData:
+def _cache_limit_view(event: CacheLimitEvent) -> CacheLimitView:
+    return CacheLimitView(
+        event.function_name,
+        event.filename,
+        event.lineno,
+        event.limit,
+        Located.parse(event.guard),
+        event.fix,
+    )
+
+
+def build(records: Iterable[Any], cache_limits: Iterable[CacheLimitEvent] = ()) -> ReportData:
     records = list(records)
     frames = [_frame_view(r) for r in records]
-    return ReportData(summarize(records), frames, _rank(records, frames))
+    limits = [_cache_limit_view(e) for e in cache_limits]
+    return ReportData(summarize(records), frames, _rank(records, frames), limits)

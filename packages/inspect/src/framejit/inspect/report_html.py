@@ -13,7 +13,7 @@ import datetime
 import html
 import platform
 
-from .report_data import BreakView, FrameView, GraphView, Located, ReportData
+from .report_data import BreakView, CacheLimitView, FrameView, GraphView, Located, ReportData
 
 CSS = """
 body { font: 14px/1.45 system-ui, sans-serif; margin: 1.5em; color: #1d1d1f; }
@@ -71,6 +71,7 @@ SUMMARY_ROWS = (
     ("Graph breaks", "graph-breaks", lambda d: d.summary.graph_break_count),
     ("Frames that ran eagerly", "ran-eagerly", lambda d: d.summary.frames_ran_eagerly),
     ("Recompiles", "recompiles", lambda d: d.summary.recompile_count),
+    ("Functions at the cache limit", "cache-limits", lambda d: len(d.cache_limits)),
 )
 
 
@@ -118,6 +119,23 @@ def _ranked(breaks: list[BreakView]) -> str:
             f'<td class="fix">{_e(b.fix)}</td></tr>'
         )
     return f'<table id="ranked-breaks">{head}{"".join(rows)}</table>'
+
+
+def _cache_limits(limits: list[CacheLimitView]) -> str:
+    if not limits:
+        return "<p>No function hit the cache size limit.</p>"
+    head = (
+        "<tr><th>function</th><th>limit</th><th>guard that kept failing</th>"
+        "<th>created at</th><th>user line</th><th>what to do</th></tr>"
+    )
+    rows = [
+        f'<tr class="cache-limit"><td><code>{_e(c.function_name)}</code><br>'
+        f'<span class="origin">{_e(c.filename)}:{c.lineno}</span></td><td>{c.limit}</td>'
+        f"<td><code>{_e(c.guard.text)}</code></td><td class=origin>{_e(c.guard.origin)}</td>"
+        f'<td><code>{_e(c.guard.source_line)}</code></td><td class="fix">{_e(c.fix)}</td></tr>'
+        for c in limits
+    ]
+    return f'<table id="cache-limit-table">{head}{"".join(rows)}</table>'
 
 
 def _source(frame: FrameView) -> str:
@@ -180,7 +198,7 @@ def _timings(frame: FrameView) -> str:
     return f"<table>{rows}</table>"
 
 
-def _frame(frame: FrameView) -> str:
+def _frame(frame: FrameView, limit: CacheLimitView | None = None) -> str:
     status_cls = "status-" + frame.status.replace(" ", "-")
     title = (
         f"#{frame.index} <code>{_e(frame.function_name)}</code> "
@@ -189,6 +207,12 @@ def _frame(frame: FrameView) -> str:
         f"{frame.op_count} ops, {len(frame.breaks)} breaks"
     )
     body = ""
+    if limit is not None:
+        body += (
+            f'<p class="status-ran-eagerly">hit the cache size limit ({limit.limit}): later '
+            f"calls run eagerly. Guard that kept failing: <code>{_e(limit.guard.text)}</code>; "
+            f'<span class="fix">{_e(limit.fix)}</span></p>'
+        )
     if frame.eager_reason:
         body += f'<p class="{status_cls}">ran eagerly: {_e(frame.eager_reason)}</p>'
     body += _section("source (graph-break lines marked)", _source(frame), open_=bool(frame.breaks))
@@ -217,13 +241,14 @@ def render(data: ReportData, title: str = "framejit compile report") -> str:
         f"{datetime.datetime.now().isoformat(timespec='seconds')} · Python {platform.python_version()}"
         f" · {len(data.frames)} compile records"
     )
-    frames = "".join(_frame(f) for f in data.frames)
+    frames = "".join(_frame(f, data.hit_cache_limit(f)) for f in data.frames)
     return (
         "<!DOCTYPE html>\n<html lang=en><head><meta charset=utf-8>"
         f"<title>{_e(title)}</title><style>{CSS}</style></head><body>"
         f'<h1>{_e(title)}</h1><p class="meta">{_e(meta)}</p>'
         f'<h2>Summary</h2><section id="summary">{_summary(data)}</section>'
         f'<h2>Graph breaks, most costly first</h2><section id="breaks">{_ranked(data.ranked_breaks)}</section>'
+        f'<h2>Cache limit hits</h2><section id="cache-limits">{_cache_limits(data.cache_limits)}</section>'
         '<h2>Compiled frames</h2><p><input id="filter" type="search" '
         'placeholder="filter frames: function, file, op, guard, reason…" aria-label="filter"> '
         f'showing <span id="shown" data-count="{len(data.frames)}">{len(data.frames)}</span> of '
