@@ -231,8 +231,9 @@ def test_isolated_venv_has_no_optional_packages():
     assert importlib.util.find_spec("framejit.inspect") is None
 
 
-def test_dynamic_true_is_not_silently_ignored():
-    with pytest.warns(UserWarning, match="mark_dynamic"):
-        compiled = fj.compile(double_plus_one, backend="eager", dynamic=True)
-    x = torch.randn(3)
-    torch.testing.assert_close(compiled(x), x * 2 + 1)
+def test_dynamic_true_compiles_once_for_every_size():
+    compiled = fj.compile(double_plus_one, backend="eager", dynamic=True)
+    for n in (3, 4, 7):
+        x = torch.randn(n)
+        torch.testing.assert_close(compiled(x), x * 2 + 1)
+    assert len(fe.cache_entries(double_plus_one)) == 1

@@ -15,11 +15,11 @@ def scaled(x):
     return x * 2 + 1
 
 
-def _compiled(fn):
+def _compiled(fn, dynamic=None):
     counter = fj.testing.CompileCounter()
     records = []
     unsubscribe = fj.events.subscribe(records.append)
-    return fj.compile(fn, backend=counter), counter, records, unsubscribe
+    return fj.compile(fn, backend=counter, dynamic=dynamic), counter, records, unsubscribe
 
 
 @pytest.mark.parametrize(
@@ -118,7 +118,7 @@ def test_grad_mode_is_guarded():
 
 def test_cache_size_limit_warns_once_and_runs_eagerly(monkeypatch):
     monkeypatch.setattr(fj.config, "cache_size_limit", 3)
-    compiled, counter, _, unsubscribe = _compiled(scaled)
+    compiled, counter, _, unsubscribe = _compiled(scaled, dynamic=False)  # one entry per size
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")
@@ -226,7 +226,7 @@ def test_recompile_failures_list_every_failing_guard_of_every_entry():
 
 def test_cache_limit_names_the_guard_that_kept_failing_and_what_to_do(monkeypatch):
     monkeypatch.setattr(fj.config, "cache_size_limit", 2)
-    compiled, _, _, unsubscribe = _compiled(scaled)
+    compiled, _, _, unsubscribe = _compiled(scaled, dynamic=False)
     try:
         with warnings.catch_warnings(record=True) as caught:
             warnings.simplefilter("always")

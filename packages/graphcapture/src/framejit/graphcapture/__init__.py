@@ -5,11 +5,25 @@ the backend registry, events and CompileRecords.
 """
 
 from . import events, testing
-from .api import OptimizedModule, compile, disable, mark_dynamic, optimize, reset, run
+from .api import (
+    OptimizedModule,
+    compile,
+    disable,
+    mark_dynamic,
+    mark_static,
+    optimize,
+    reset,
+    run,
+)
 from .backends import list_backends, lookup_backend, register_backend
 from .config import config
 from .convert_frame import convert_frame
-from .exc import BackendCompilerFailed, GraphBreakInFullgraph, UnknownBackendError
+from .exc import (
+    BackendCompilerFailed,
+    ConstraintViolationError,
+    GraphBreakInFullgraph,
+    UnknownBackendError,
+)
 from .logs import configure_from_env as _configure_logs
 from .logs import set_logs
 from .records import CompileRecord, GraphBreakRecord, GraphRecord
@@ -19,6 +33,7 @@ _configure_logs()
 __all__ = [
     "BackendCompilerFailed",
     "CompileRecord",
+    "ConstraintViolationError",
     "GraphBreakInFullgraph",
     "GraphBreakRecord",
     "GraphRecord",
@@ -32,6 +47,7 @@ __all__ = [
     "list_backends",
     "lookup_backend",
     "mark_dynamic",
+    "mark_static",
     "optimize",
     "register_backend",
     "reset",

@@ -3,18 +3,17 @@
 from __future__ import annotations
 
 import functools
-import warnings
 from typing import Any
 
 import torch
 
 from framejit import frameeval as fe
 
-from . import resume
+from . import dim_policy, resume
 from .backends import lookup_backend
 from .convert_frame import reset_counters
+from .dim_policy import DYNAMIC_BOUNDS_ATTR, DYNAMIC_DIMS_ATTR, STATIC_DIMS_ATTR
 from .eval_frame import FrameCallback
-from .variables.builder import DYNAMIC_DIMS_ATTR
 
 
 def _wrap_with_callback(fn, callback):
@@ -57,16 +56,11 @@ class _OptimizeContext:
 
 def optimize(backend="eager", *, nopython: bool = False, fullgraph: bool = False, dynamic=None):
     """`@optimize(backend)` or `with optimize(backend):` (torch._dynamo.optimize's shape)."""
-    if dynamic:
-        warnings.warn(
-            "framejit: dynamic=True is not implemented yet; sizes are specialized (guarded). "
-            "Mark varying dims with fj.mark_dynamic(tensor, dim) to keep them out of the guards.",
-            UserWarning,
-            stacklevel=3,
-        )
     backend_fn = lookup_backend(backend)
     backend_fn = _NamedBackend(backend_fn, backend)
-    return _OptimizeContext(FrameCallback(backend_fn, fullgraph=fullgraph or nopython))
+    return _OptimizeContext(
+        FrameCallback(backend_fn, fullgraph=fullgraph or nopython, dynamic=dynamic)
+    )
 
 
 class _NamedBackend:
@@ -109,24 +103,48 @@ def reset() -> None:
     """Forget every compiled frame (caches, resume functions, counters)."""
     fe.reset()
     resume.clear_cache()
+    dim_policy.reset()
     reset_counters()
 
 
-def mark_dynamic(tensor: torch.Tensor, dim: int | list[int] | tuple[int, ...]) -> None:
-    """Record that `dim` of `tensor` varies between calls: its size is left out of the guards.
+def mark_dynamic(
+    tensor: torch.Tensor,
+    dim: int | list[int] | tuple[int, ...],
+    *,
+    min: int | None = None,
+    max: int | None = None,
+) -> None:
+    """Trace `dim` of `tensor` as a symbolic size from its first compile (torch's mark_dynamic).
 
-    This round the trace still sees the traced size; graphs are kept size-generic by
-    breaking the graph where a dynamic size would be used as a Python value.
+    The guards then hold for every size in [max(2, min), max]; code that forces the size to
+    a constant raises ConstraintViolationError naming the line.
     """
+    dims = _dims(tensor, dim, "mark_dynamic")
+    existing = set(getattr(tensor, DYNAMIC_DIMS_ATTR, ()) or ())
+    existing.update(dims)
+    setattr(tensor, DYNAMIC_DIMS_ATTR, existing)
+    if min is not None or max is not None:
+        bounds = dict(getattr(tensor, DYNAMIC_BOUNDS_ATTR, None) or {})
+        bounds.update(dict.fromkeys(dims, (min, max)))
+        setattr(tensor, DYNAMIC_BOUNDS_ATTR, bounds)
+
+
+def mark_static(tensor: torch.Tensor, dim: int | list[int] | tuple[int, ...] | None = None) -> None:
+    """Never trace `dim` (default: every dim) of `tensor` as a symbol, whatever `dynamic=` says."""
+    dims = range(tensor.dim()) if dim is None else _dims(tensor, dim, "mark_static")
+    existing = set(getattr(tensor, STATIC_DIMS_ATTR, ()) or ())
+    existing.update(dims)
+    setattr(tensor, STATIC_DIMS_ATTR, existing)
+
+
+def _dims(tensor, dim, what: str) -> list[int]:
     if not isinstance(tensor, torch.Tensor):
-        raise TypeError(f"mark_dynamic expects a Tensor, got {type(tensor).__name__}")
+        raise TypeError(f"{what} expects a Tensor, got {type(tensor).__name__}")
     dims = [dim] if isinstance(dim, int) else list(dim)
     for d in dims:
         if not -tensor.dim() <= d < tensor.dim():
-            raise IndexError(f"mark_dynamic: dim {d} out of range for a {tensor.dim()}-d tensor")
-    existing = set(getattr(tensor, DYNAMIC_DIMS_ATTR, ()) or ())
-    existing.update(d % tensor.dim() for d in dims)
-    setattr(tensor, DYNAMIC_DIMS_ATTR, existing)
+            raise IndexError(f"{what}: dim {d} out of range for a {tensor.dim()}-d tensor")
+    return [d % tensor.dim() for d in dims]
 
 
 class OptimizedModule(torch.nn.Module):

@@ -27,6 +27,7 @@ from . import events, global_names, opcodes, resume
 from .backends import backend_name
 from .codegen import PyCodegen, check_call_layout
 from .config import config
+from .dim_policy import DimPolicy
 from .exc import (
     BackendCompilerFailed,
     GraphBreakInFullgraph,
@@ -41,7 +42,6 @@ from .records import CompileRecord, GraphBreakRecord, GraphRecord, InputMeta
 from .resume import ResumeFunction, make_resume_function
 from .symbolic_convert import InstructionTranslator, LazyVariable
 from .variables import IteratorVariable, NullVariable, TensorVariable
-from .variables.builder import dynamic_dims_of
 
 log = logger("dynamo")
 _records = itertools.count()
@@ -87,6 +87,8 @@ def _aliasing_guards(output: OutputGraph) -> list:
     first_of: dict[int, Any] = {}
     guards = []
     for graph_input in output.inputs.values():
+        if not isinstance(graph_input.value, torch.Tensor):
+            continue  # a size symbol's int
         key = id(graph_input.value)
         if key in first_of:
             guards.append(Guard(graph_input.source, GuardKind.TENSOR_ALIASING, first_of[key]))
@@ -131,6 +133,7 @@ def _convert_frame(
     is_recompile: bool = False,
     recompile_reasons: list[str] | None = None,
     recompile_failures: list[list[str]] | None = None,
+    dynamic: bool | None = None,
     traces: list,
 ) -> ConvertResult:
     start = time.perf_counter()
@@ -150,8 +153,9 @@ def _convert_frame(
     skip_reason = None
     grad_mode = torch.is_grad_enabled()
     trace_start = time.perf_counter()
+    dim_policy = DimPolicy.for_code(code, dynamic)
     for _ in range(2):
-        output = OutputGraph(f_globals)
+        output = OutputGraph(f_globals, dim_policy)
         tx = InstructionTranslator(code, f_globals, f_builtins, f_locals, closure, output, break_at)
         traces += (tx, output)
         try:
@@ -187,14 +191,6 @@ def _convert_frame(
         break
     record.timings["trace"] = time.perf_counter() - trace_start
 
-    guards_start = time.perf_counter()
-    guards = list(output.guards.values())
-    guards.extend(_aliasing_guards(output))
-    guards.append(_global_state_guard())
-    check_fn = compile_guards(guards, global_scope=f_globals)
-    record.timings["guards"] = time.perf_counter() - guards_start
-    record.check_fn = check_fn
-
     transformed = None
     backend_time = 0.0
     if skip_reason is None:
@@ -204,6 +200,16 @@ def _convert_frame(
             skip_reason = str(e)
         except Unsupported as e:
             skip_reason = f"cannot generate the rewritten frame: {e.reason}"
+    # after the backend: its own tracing may add facts about the sizes to the ShapeEnv
+    guards_start = time.perf_counter()
+    guards = output.all_guards()
+    guards.extend(_aliasing_guards(output))
+    guards.append(_global_state_guard())
+    check_fn = compile_guards(guards, global_scope=f_globals)
+    record.timings["guards"] = time.perf_counter() - guards_start
+    record.check_fn = check_fn
+    record.dynamic_changes = list(dim_policy.changes)
+
     if transformed is None:
         record.skipped_reason = skip_reason or NOTHING_TO_CAPTURE
         # a frame that had something to capture and runs eagerly cannot hide: INFO
@@ -634,11 +640,7 @@ def _compile_graph(output: OutputGraph, needed: list[TensorVariable], backend):
     by_node = {gi.node: gi for gi in output.inputs.values()}
     inputs = [by_node[node] for node in gm.graph.nodes if node.op == "placeholder"]
     name = global_names.new_name(output.f_globals, lambda n: f"__compiled_fn_{n}")
-    example_inputs = [gi.value for gi in inputs]
-    # inputs with fj.mark_dynamic dims: a backend must not specialize on those sizes
-    gm.meta["framejit_dynamic_dims"] = {
-        i: sorted(dims) for i, gi in enumerate(inputs) if (dims := dynamic_dims_of(gi.value))
-    }
+    example_inputs = [gi.value for gi in inputs]  # real tensors, and ints for size symbols
     if logger("graph").isEnabledFor(logging.DEBUG):
         logger("graph").debug("%s", format_graph_tabular(name, gm))
     if logger("graph_code").isEnabledFor(logging.DEBUG):
@@ -647,7 +649,10 @@ def _compile_graph(output: OutputGraph, needed: list[TensorVariable], backend):
         )
     bname = backend_name(backend)
     try:
-        compiled = backend(gm, example_inputs)
+        # as torch.compile calls backends: AOTAutograd's detect_fake_mode finds the trace's
+        # FakeTensorMode (and its ShapeEnv) here
+        with torch._guards.tracing(torch._guards.TracingContext(output.fake_mode)):
+            compiled = backend(gm, example_inputs)
     except Exception as e:
         if config.raise_backend_errors:
             raise BackendCompilerFailed(f"backend {bname!r} raised {type(e).__name__}: {e}") from e

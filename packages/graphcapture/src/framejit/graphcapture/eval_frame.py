@@ -14,7 +14,7 @@ from . import stack, trace_rules
 from .code_keyed import CodeKeyed
 from .config import config
 from .convert_frame import convert_frame, publish_eager_frame
-from .exc import BackendCompilerFailed, GraphBreakInFullgraph
+from .exc import BackendCompilerFailed, ConstraintViolationError, GraphBreakInFullgraph
 from .logs import logger
 from .recompiles import cache_limit_message, entry_failures, format_recompile
 
@@ -29,9 +29,10 @@ def is_skipped_file(filename: str) -> bool:
 class FrameCallback:
     """cb(frame, cache) for frameeval: capture on a miss, with the guards as the cache key."""
 
-    def __init__(self, backend, fullgraph: bool = False):
+    def __init__(self, backend, fullgraph: bool = False, dynamic: bool | None = None):
         self.backend = backend
         self.fullgraph = fullgraph
+        self.dynamic = dynamic
         self._warned_limit: CodeKeyed[bool] = CodeKeyed()
 
     def __call__(self, frame, cache):
@@ -63,8 +64,9 @@ class FrameCallback:
                 is_recompile=bool(entries),
                 recompile_reasons=[f[0] for f in failures if f],
                 recompile_failures=failures,
+                dynamic=self.dynamic,
             )
-        except (GraphBreakInFullgraph, BackendCompilerFailed):
+        except (GraphBreakInFullgraph, BackendCompilerFailed, ConstraintViolationError):
             raise
         except RecursionError:
             # capture itself ran out of stack (the user's code did not): eager this call,

@@ -39,3 +39,8 @@ class BackendCompilerFailed(RuntimeError):
 
 class UnknownBackendError(ValueError):
     """A backend name that is neither registered nor found through entry points."""
+
+
+class ConstraintViolationError(RuntimeError):
+    """A dim marked dynamic (fj.mark_dynamic) that the code forces to a constant, or whose
+    size breaks the bounds it was marked with (torch's ConstraintViolationError)."""

@@ -18,6 +18,8 @@ from torch.utils._pytree import tree_map
 
 from framejit.guards import Guard, GuardKind
 
+from .dim_policy import DimPolicy
+from .dynamic_shapes import ShapeTracker
 from .exc import Unsupported
 from .side_effects import SideEffects
 from .sources import python_identifier, source_name
@@ -34,10 +36,15 @@ class GraphInput:
 
 
 class OutputGraph:
-    def __init__(self, f_globals: dict):
+    def __init__(self, f_globals: dict, dim_policy: DimPolicy | None = None):
         self.f_globals = f_globals
         self.graph = torch.fx.Graph()
-        self.fake_mode = FakeTensorMode(allow_non_fake_inputs=False)
+        self.shapes = ShapeTracker()
+        self.dim_policy = dim_policy or DimPolicy()
+        self.fake_mode = FakeTensorMode(
+            allow_non_fake_inputs=False, shape_env=self.shapes.shape_env
+        )
+        self.sym_inputs: dict[Any, torch.fx.Node] = {}  # size symbol -> its placeholder
         self.inputs: dict[str, GraphInput] = {}
         self.attrs: dict[str, torch.Tensor] = {}
         self._attr_nodes: dict[int, torch.fx.Node] = {}
@@ -55,6 +62,10 @@ class OutputGraph:
             extra = {"dynamic_dims": dynamic_dims} if dynamic_dims else {}
             self.guards[key] = Guard(source, kind, value, origin=origin, **extra)
 
+    def all_guards(self) -> list[Guard]:
+        """The trace's guards and the ShapeEnv's (read last: the backend may have added some)."""
+        return [*self.guards.values(), *self.shapes.shape_guards()]
+
     # ------------------------------------------------------------------ inputs
     def fake(self, tensor: torch.Tensor) -> torch.Tensor:
         found = self._fakes.get(id(tensor))
@@ -68,7 +79,21 @@ class OutputGraph:
         found = self.inputs.get(key)
         if found is not None:
             return found
-        name = self._unique_name(python_identifier(source))
+        example = self._fakes.get(id(value))
+        if example is None:
+            dims = self.dim_policy.dims(key, value)
+            example = self.shapes.fake_input(self.fake_mode, value, source, dims)
+            if example is not None:
+                self._fakes[id(value)] = example
+                self._sym_placeholders(example)
+            else:
+                example = self.fake(value)
+        found = GraphInput(source, value, self._placeholder(source, example), example)
+        self.inputs[key] = found
+        return found
+
+    def _placeholder(self, source, example, name: str | None = None) -> torch.fx.Node:
+        name = self._unique_name(name or python_identifier(source))
         if self._last_placeholder is None:
             first = next(iter(self.graph.nodes), None)
             ctx = self.graph.inserting_before(first)
@@ -77,12 +102,31 @@ class OutputGraph:
         with ctx:
             node = self.graph.placeholder(name)
         self._last_placeholder = node
-        example = self.fake(value)
         node.meta["example_value"] = example
-        node.meta["source"] = key
-        found = GraphInput(source, value, node, example)
-        self.inputs[key] = found
-        return found
+        node.meta["val"] = example
+        node.meta["source"] = source_name(source)
+        return node
+
+    def _sym_placeholders(self, fake: torch.Tensor) -> None:
+        """A SymInt placeholder (before the tensor's, as torch.compile orders them) for each
+        new size symbol of an input; the call passes the real size, read from its source."""
+        for size in fake.shape:
+            if not isinstance(size, torch.SymInt):
+                continue
+            sym = size.node.expr
+            if sym in self.sym_inputs:
+                continue
+            source = self.shapes.sources[sym][0]
+            node = self._placeholder(source, size, name=str(sym))
+            self.sym_inputs[sym] = node
+            key = source_name(source)
+            self.inputs[key] = GraphInput(source, self.shapes.hints[sym], node, size)
+
+    def sym_node(self, value) -> torch.fx.Node | None:
+        """The placeholder of a SymInt that is exactly one input size symbol."""
+        if isinstance(value, torch.SymInt):
+            return self.sym_inputs.get(value.node.expr)
+        return None
 
     def get_attr(self, source, value: torch.Tensor) -> torch.fx.Node:
         """A parameter/buffer of an nn.Module, read through get_attr (autograd reaches it)."""
@@ -131,9 +175,9 @@ class OutputGraph:
         fake_args = tuple(a.as_example() for a in args)
         fake_kwargs = {k: v.as_example() for k, v in kwargs.items()}
         example = self.run_fake(kind, target, fake_args, fake_kwargs)
+        self.shapes.check_marked()
         node = self.create_node(kind, target, proxy_args, proxy_kwargs, example)
-        dynamic = any(_is_dynamic(a) for a in args) or any(_is_dynamic(v) for v in kwargs.values())
-        return wrap_op_result(self, node, example, dynamic)
+        return wrap_op_result(self, node, example)
 
     def getitem_node(self, node, index: int, example):
         return self.create_node("call_function", operator.getitem, (node, index), {}, example)
@@ -155,18 +199,21 @@ class OutputGraph:
                 root.register_buffer(name, value)
         graph.eliminate_dead_code(is_impure_node=_is_impure)
         for node in list(graph.nodes):
-            if node.op == "placeholder" and not node.users:
+            if node.op == "placeholder" and not node.users and node not in self._bound_syms():
                 graph.erase_node(node)
         return torch.fx.GraphModule(root, graph, class_name="GraphModule")
 
-
-def _is_dynamic(vt) -> bool:
-    if getattr(vt, "dynamic", False):
-        return True
-    items = getattr(vt, "items", None)
-    if isinstance(items, list):
-        return any(_is_dynamic(i) for i in items)
-    return False
+    def _bound_syms(self) -> set[torch.fx.Node]:
+        """SymInt placeholders of symbols in a kept tensor placeholder's sizes or strides:
+        kept even when unused, as torch.compile keeps them (backends bind sizes by them)."""
+        used: set = set()
+        for node in self.graph.nodes:
+            value = node.meta.get("example_value")
+            if node.op == "placeholder" and node.users and isinstance(value, torch.Tensor):
+                for s in (*value.shape, *value.stride()):
+                    if isinstance(s, torch.SymInt):
+                        used |= s.node.expr.free_symbols
+        return {node for sym, node in self.sym_inputs.items() if sym in used}
 
 
 def _is_impure(node: torch.fx.Node) -> bool:

@@ -79,6 +79,8 @@ class CompileRecord:
     recompile_failures: list[list[str]] = field(default_factory=list)
     timings: dict[str, float] = field(default_factory=dict)
     skipped_reason: str | None = None
+    # automatic dynamic: which input dims this compile traced as symbols for the first time, and why
+    dynamic_changes: list[str] = field(default_factory=list)
 
 
 def _get_code(self: CompileRecord) -> types.CodeType | None:

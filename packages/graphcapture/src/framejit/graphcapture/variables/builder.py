@@ -18,6 +18,8 @@ import torch
 
 from framejit.guards import GuardKind
 
+from ..dim_policy import DYNAMIC_DIMS_ATTR, marked_dims
+from ..dynamic_shapes import ShapeTracker
 from ..exc import Unsupported
 from ..sources import AttrSource, ItemSource, param_source, source_name
 from .base import ConcreteValueVariable, ConstantVariable, VariableTracker, is_constant_value
@@ -37,8 +39,6 @@ from .sets import SetVariable
 from .stdlib import MODELS, ModelledFunctionVariable
 from .tensor import TensorVariable
 from .torch_calls import GRAD_MODE_CLASSES, is_torch_callable
-
-DYNAMIC_DIMS_ATTR = "_framejit_dynamic_dims"  # set by fj.mark_dynamic
 
 _BUILTIN_CALLABLES = {
     v for v in vars(builtins).values() if callable(v) and not isinstance(v, type)
@@ -308,10 +308,6 @@ def _is_builtin(value: Any) -> bool:
     )
 
 
-def dynamic_dims_of(value: torch.Tensor) -> frozenset[int]:
-    return frozenset(getattr(value, DYNAMIC_DIMS_ATTR, ()) or ())
-
-
 def wrap_tensor(tx, value: torch.Tensor, source) -> VariableTracker:
     if source is None:
         raise Unsupported("a tensor that did not come from the frame's inputs")
@@ -323,18 +319,17 @@ def wrap_tensor(tx, value: torch.Tensor, source) -> VariableTracker:
         raise Unsupported(f"tensor subclass {type(value).__name__}")
     if value.is_sparse or value.layout != torch.strided:
         raise Unsupported("non-strided (sparse/...) tensor")
-    dims = dynamic_dims_of(value)
+    graph_input = tx.output.graph_input(source, value)
+    # the symbolic dims are left to the shape guards (2 <= L['x'].size()[0], relations)
+    dims = ShapeTracker.symbolic_dims(graph_input.example)
     tx.output.add_guard(
         source, GuardKind.TENSOR_MATCH, value, origin=tx.origin(), dynamic_dims=dims
     )
-    if not dims:
+    if not marked_dims(value):
         tx.output.add_guard(
             AttrSource(source, DYNAMIC_DIMS_ATTR), GuardKind.HASATTR, False, origin=tx.origin()
         )
-    graph_input = tx.output.graph_input(source, value)
-    return TensorVariable(
-        graph_input.node, graph_input.example, source, dynamic=bool(dims), python_cls=type(value)
-    )
+    return TensorVariable(graph_input.node, graph_input.example, source, python_cls=type(value))
 
 
 def wrap_parameter(

@@ -23,6 +23,7 @@ from .containers import (
 from .functools_models import PartialVariable
 from .iterators import zip_items
 from .sets import SetVariable, build_set, set_binary_op
+from .sym_node import SymNodeVariable, sym_binary_op
 from .tensor import TensorVariable, setitem_tensor  # noqa: F401 (re-exported)
 
 
@@ -65,6 +66,8 @@ def binary_op(tx, op, a: VariableTracker, b: VariableTracker) -> VariableTracker
             # `n += t` with n a Python number: no in-place update, Python runs n + t
             op = _NOT_IN_PLACE.get(op, op)
         return tx.output.call_op("call_function", op, [a, b], {})
+    if isinstance(a, SymNodeVariable) or isinstance(b, SymNodeVariable):
+        return sym_binary_op(tx, op, a, b)
     a, b = _as_tuple_if_paired(a, b), _as_tuple_if_paired(b, a)
     if op is operator.iadd and isinstance(a, ListVariable):
         a.call_method(tx, "extend", [b], {})
@@ -229,7 +232,7 @@ def _same_object(a, b) -> bool | None:
 
 
 def unary_op(tx, op, a: VariableTracker) -> VariableTracker:
-    if isinstance(a, TensorVariable):
+    if isinstance(a, (TensorVariable, SymNodeVariable)) and op is not operator.not_:
         return tx.output.call_op("call_function", op, [a], {})
     if op is operator.not_:
         return ConstantVariable(not a.truth(tx))
@@ -338,10 +341,9 @@ def _len(tx, obj):
     if result is not None:
         return result
     if isinstance(obj, TensorVariable):
-        obj.check_static("len()")
         if obj.example.dim() == 0:
             raise Unsupported("TypeError: len() of a 0-d tensor")
-        return ConstantVariable(int(obj.example.shape[0]))
+        return obj.size_items(tx.output)[0]
     from .objects import NNModuleVariable
 
     if isinstance(obj, NNModuleVariable):

@@ -25,6 +25,12 @@ class BaseListVariable(VariableTracker):
     def python_type(self) -> type:
         return tuple
 
+    def is_python_constant(self) -> bool:
+        # asked item by item: a symbolic size inside must not be specialised by a probe
+        if not all(i.is_python_constant() for i in self.items):
+            return False
+        return super().is_python_constant()
+
     def as_python_constant(self):
         return self.python_type()(i.as_python_constant() for i in self.items)
 
@@ -152,20 +158,32 @@ class SizeVariable(TupleVariable):
     def python_type(self) -> type:
         return torch.Size
 
+    def is_python_constant(self) -> bool:
+        return all(i.is_python_constant() for i in self.items)  # symbolic sizes are not
+
     def as_python_constant(self):
         return torch.Size(i.as_python_constant() for i in self.items)
 
     def as_proxy(self):
+        if not self.is_python_constant():
+            return tuple(i.as_proxy() for i in self.items)  # an FX node argument
         return torch.Size(i.as_proxy() for i in self.items)
 
     def as_example(self):
         return torch.Size(i.as_example() for i in self.items)
 
     def reconstruct(self, cg) -> None:
-        cg.load_const(self.as_python_constant())
+        if self.is_python_constant():
+            cg.load_const(self.as_python_constant())
+            return
+        cg.add_push_null(lambda: cg.load_const(torch.Size))
+        for item in self.items:
+            item.reconstruct(cg)
+        cg.build_tuple(len(self.items))
+        cg.call(1)
 
     def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
-        if name == "numel":
+        if name == "numel" and self.is_python_constant():
             return ConstantVariable(self.as_python_constant().numel())
         return super().call_method(tx, name, args, kwargs)
 

@@ -9,6 +9,13 @@ import torch
 from ..exc import Unsupported
 from .base import ConstantVariable, VariableTracker, is_constant_value
 from .containers import ListVariable, SizeVariable, TupleVariable
+from .sym_node import SYM_TYPES, size_variable, wrap_sym
+
+_SIZE_OPS = {
+    "size": torch.ops.aten.sym_size.int,
+    "stride": torch.ops.aten.sym_stride.int,
+    "numel": torch.ops.aten.sym_numel.default,
+}
 
 # Methods whose result depends on tensor *data*: calling them needs a graph break.
 DATA_DEPENDENT_METHODS = {
@@ -46,27 +53,18 @@ METADATA_ATTRS = {
 
 
 class TensorVariable(VariableTracker):
-    # `dynamic`: derived from a tensor with fj.mark_dynamic dims.  This round traces them with
-    # the example sizes, so a size must never become a Python value (it would be baked in).
-    dynamic = False
+    """A tensor value: its FX node and its FakeTensor (sizes may be SymInts of the ShapeEnv)."""
 
-    def __init__(
-        self,
-        node,
-        example: torch.Tensor,
-        source=None,
-        dynamic: bool = False,
-        python_cls=torch.Tensor,
-    ):
+    def __init__(self, node, example: torch.Tensor, source=None, python_cls=torch.Tensor):
         self.node = node
         self.example = example
         self.source = source
-        self.dynamic = dynamic
         self.python_cls = python_cls  # the real object's class (Parameter for parameters)
 
-    def check_static(self, what: str) -> None:
-        if self.dynamic:
-            raise Unsupported(f"{what} of a tensor with dynamic dims used as a Python value")
+    def size_items(self, output, name: str = "size") -> list[VariableTracker]:
+        values = getattr(self.example, name)()
+        op = _SIZE_OPS[name]
+        return [size_variable(output, self.node, v, op, d) for d, v in enumerate(values)]
 
     def python_type(self) -> type:
         return self.python_cls
@@ -93,18 +91,17 @@ class TensorVariable(VariableTracker):
         raise Unsupported("data-dependent branch: if on a Tensor")
 
     def unpack(self, tx) -> list[VariableTracker]:
-        self.check_static("iteration")
         if self.example.dim() == 0:
             raise Unsupported("iteration over a 0-d tensor")
+        length = self.size_items(tx.output)[0].as_python_constant()  # a symbol is guarded
         return [
             tx.output.call_op("call_function", operator.getitem, [self, ConstantVariable(i)], {})
-            for i in range(self.example.shape[0])
+            for i in range(length)
         ]
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
         if name == "shape":
-            self.check_static("shape")
-            return SizeVariable([ConstantVariable(int(s)) for s in self.example.shape])
+            return SizeVariable(self.size_items(tx.output))
         if name in METADATA_ATTRS:
             return ConstantVariable(getattr(self.example, name))
         if name in ("grad", "grad_fn", "_base", "_version"):
@@ -149,10 +146,12 @@ class TensorMethodVariable(VariableTracker):
         name = self.name
         if name in DATA_DEPENDENT_METHODS:
             raise Unsupported(f"data-dependent: Tensor.{name}()")
-        if name in ("size", "stride", "numel", "nelement", "is_contiguous"):
-            self.tensor.check_static(name)
         if name in ("size", "stride") and not kwargs:
-            return _size_like(self.tensor, name, args)
+            return _size_like(tx, self.tensor, name, args)
+        if name in ("numel", "nelement") and not args and not kwargs:
+            return size_variable(
+                tx.output, self.tensor.node, self.tensor.example.numel(), _SIZE_OPS["numel"], None
+            )
         if name in ("dim", "ndimension", "numel", "nelement", "element_size", "is_contiguous",
                     "is_floating_point", "is_complex", "get_device"):  # fmt: skip
             values = [a.as_python_constant() for a in args]
@@ -170,31 +169,35 @@ def setitem_tensor(tx, tensor, index, value) -> VariableTracker:
     return ConstantVariable(None)
 
 
-def _size_like(tensor: TensorVariable, name: str, args: list) -> VariableTracker:
-    values = getattr(tensor.example, name)()
+def _size_like(tx, tensor: TensorVariable, name: str, args: list) -> VariableTracker:
+    items = tensor.size_items(tx.output, name)
     if args:
         dim = args[0].as_python_constant()
-        return ConstantVariable(int(values[dim]))
-    items = [ConstantVariable(int(v)) for v in values]
+        try:
+            return items[dim]
+        except (IndexError, TypeError) as e:
+            raise Unsupported(f"Tensor.{name}({dim!r}): {type(e).__name__}") from e
     return SizeVariable(items) if name == "size" else TupleVariable(items)
 
 
-def wrap_op_result(output, node, example, dynamic: bool = False) -> VariableTracker:
+def wrap_op_result(output, node, example) -> VariableTracker:
     """Turn an op's example result into trackers; non-tensor results of pure ops fold to constants."""
     if isinstance(example, torch.Tensor):
-        return TensorVariable(node, example, dynamic=dynamic)
-    if dynamic and not isinstance(example, (tuple, list)) and example is not None:
-        raise Unsupported("a size-dependent value of a tensor with dynamic dims")
+        return TensorVariable(node, example)
+    if isinstance(example, SYM_TYPES):
+        return wrap_sym(output, node, example)
     if isinstance(example, torch.Size):
+        if any(isinstance(s, torch.SymInt) for s in example):
+            raise Unsupported("a torch.Size with symbolic sizes from an op")
         _drop_if_unused(output, node)
         return SizeVariable([ConstantVariable(int(s)) for s in example])
     if isinstance(example, (tuple, list)):
         items: list[VariableTracker] = []
         for i, item in enumerate(example):
             if isinstance(item, torch.Tensor):
-                items.append(
-                    TensorVariable(output.getitem_node(node, i, item), item, dynamic=dynamic)
-                )
+                items.append(TensorVariable(output.getitem_node(node, i, item), item))
+            elif isinstance(item, SYM_TYPES):
+                items.append(wrap_sym(output, output.getitem_node(node, i, item), item))
             elif is_constant_value(item):
                 items.append(ConstantVariable(item))
             else:

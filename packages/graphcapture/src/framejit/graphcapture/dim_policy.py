@@ -1,0 +1,105 @@
+"""Which dims of an input tensor are traced as symbols: marks, `dynamic=`, automatic dynamic.
+
+The rule, as TorchDynamo's (first match wins, per dim):
+- `fj.mark_static(t, d)`: static;  `fj.mark_dynamic(t, d, min=, max=)`: a symbol, and forcing
+  it to a constant is an error;
+- `dynamic=False`: static;  `dynamic=True`: a symbol (equal sizes share one: duck shaping);
+- `dynamic=None` (automatic): the first compile of a code object specialises every size and
+  remembers them per input source; a later compile of the same code (a guard failed) makes
+  symbolic every dim whose size differs from the one remembered, for good.
+Sizes 0 and 1 are always specialised (the ShapeEnv does it), so a dynamic entry is guarded
+``2 <= size``.
+"""
+
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+import torch
+
+from .code_keyed import CodeKeyed
+from .dynamic_shapes import DimSpec
+from .logs import logger
+
+DYNAMIC_DIMS_ATTR = "_framejit_dynamic_dims"  # fj.mark_dynamic: set of dims
+DYNAMIC_BOUNDS_ATTR = "_framejit_dynamic_bounds"  # fj.mark_dynamic min/max: dim -> (min, max)
+STATIC_DIMS_ATTR = "_framejit_static_dims"  # fj.mark_static: set of dims
+
+
+@dataclass
+class FrameSizes:
+    """Sizes seen per input source of one code object (None: that dim became dynamic)."""
+
+    sizes: dict[str, list[int | None]] = field(default_factory=dict)
+
+
+_frame_sizes: CodeKeyed[FrameSizes] = CodeKeyed()
+
+
+def reset() -> None:
+    global _frame_sizes
+    _frame_sizes = CodeKeyed()
+
+
+def marked_dims(tensor: torch.Tensor) -> frozenset[int]:
+    return frozenset(getattr(tensor, DYNAMIC_DIMS_ATTR, ()) or ())
+
+
+@dataclass
+class DimPolicy:
+    """One compile's choices; `changes` says which dims became dynamic and why (for logs)."""
+
+    dynamic: bool | None = None
+    frame: FrameSizes | None = None
+    changes: list[str] = field(default_factory=list)
+
+    @classmethod
+    def for_code(cls, code, dynamic: bool | None) -> DimPolicy:
+        frame = None
+        if code is not None and dynamic is None:
+            frame = _frame_sizes.get(code)
+            if frame is None:
+                frame = FrameSizes()
+                _frame_sizes[code] = frame
+        return cls(dynamic, frame)
+
+    def dims(self, name: str, tensor: torch.Tensor) -> dict[int, DimSpec]:
+        """The symbolic dims of the input at source `name`."""
+        marked = marked_dims(tensor)
+        static = frozenset(getattr(tensor, STATIC_DIMS_ATTR, ()) or ())
+        bounds = getattr(tensor, DYNAMIC_BOUNDS_ATTR, None) or {}
+        shape = [int(s) for s in tensor.shape]
+        automatic = self._automatic(name, shape)
+        out: dict[int, DimSpec] = {}
+        for d in range(len(shape)):
+            if d in static:
+                continue
+            if d in marked:
+                lo, hi = bounds.get(d, (None, None))
+                out[d] = DimSpec(marked=True, min=lo, max=hi)
+            elif self.dynamic is True:
+                out[d] = DimSpec(duck=True)
+            elif d in automatic:
+                out[d] = DimSpec()
+        return out
+
+    def _automatic(self, name: str, shape: list[int]) -> frozenset[int]:
+        if self.frame is None:
+            return frozenset()
+        seen = self.frame.sizes.get(name)
+        if seen is None or len(seen) != len(shape):
+            self.frame.sizes[name] = list(shape)
+            return frozenset()
+        out = set()
+        for d, size in enumerate(shape):
+            if seen[d] is None:
+                out.add(d)
+            elif seen[d] != size:
+                self.changes.append(
+                    f"automatic dynamic: {name}.size()[{d}] changed from {seen[d]} to {size}; "
+                    "traced as a symbol from now on"
+                )
+                logger("recompiles").debug("%s", self.changes[-1])
+                seen[d] = None
+                out.add(d)
+        return frozenset(out)

@@ -1,0 +1,130 @@
+"""Symbolic sizes in the trace: a SymInt/SymBool with its FX node (SymNodeVariable).
+
+A size of a tensor with symbolic dims is a SymNodeVariable: arithmetic and comparisons on it
+are graph nodes (their example values SymInts of the output graph's ShapeEnv).  Where Python
+needs the value itself it is specialised, and the ShapeEnv records a guard for it:
+a branch (`if n > 4`) guards the direction taken, `range(n)` or any other use as a constant
+guards the exact value (`L['x'].size()[0] == 8`).  It is never a Python constant to code that
+only asks (`is_python_constant`), so probing never specialises.
+"""
+
+from __future__ import annotations
+
+import operator
+
+import torch
+
+from ..exc import Unsupported
+from .base import ConstantVariable, VariableTracker
+
+# in-place operators on ints are the plain ones (ints are immutable)
+_NOT_IN_PLACE = {
+    operator.iadd: operator.add,
+    operator.isub: operator.sub,
+    operator.imul: operator.mul,
+    operator.ifloordiv: operator.floordiv,
+    operator.imod: operator.mod,
+    operator.itruediv: operator.truediv,
+    operator.ipow: operator.pow,
+    operator.ilshift: operator.lshift,
+    operator.irshift: operator.rshift,
+    operator.iand: operator.and_,
+    operator.ior: operator.or_,
+    operator.ixor: operator.xor,
+}
+SYM_TYPES = (torch.SymInt, torch.SymBool, torch.SymFloat)
+_PYTHON_TYPE = {torch.SymInt: int, torch.SymBool: bool, torch.SymFloat: float}
+
+
+class SymNodeVariable(VariableTracker):
+    def __init__(self, node, example, shapes=None):
+        self.node = node
+        self.example = example
+        self.shapes = shapes  # the ShapeTracker, to check marked dims after specialising
+
+    def python_type(self) -> type:
+        return _PYTHON_TYPE[type(self.example)]
+
+    def as_proxy(self):
+        return self.node
+
+    def as_example(self):
+        return self.example
+
+    def is_python_constant(self) -> bool:
+        return False
+
+    def as_python_constant(self):
+        """Specialise: the value as a Python number, guarded to stay this value."""
+        value = self.python_type()(self.example)  # the ShapeEnv guards `expr == value`
+        _check_marked(self)
+        return value
+
+    def truth(self, tx) -> bool:
+        value = bool(self.example)  # guards the direction taken (s0 > 4, or its negation)
+        _check_marked(self)
+        return value
+
+    def reconstruct(self, cg) -> None:
+        cg.load_graph_output(self)
+
+    def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
+        ops = {"__add__": operator.add, "__mul__": operator.mul, "__sub__": operator.sub,
+               "__floordiv__": operator.floordiv, "__mod__": operator.mod}  # fmt: skip
+        if name in ops and len(args) == 1 and not kwargs:
+            return sym_binary_op(tx, ops[name], self, args[0])
+        raise Unsupported(f"method {name!r} of a symbolic size")
+
+    def __repr__(self) -> str:
+        return f"SymNodeVariable({self.example})"
+
+
+def _check_marked(vt: SymNodeVariable) -> None:
+    if vt.shapes is not None:
+        vt.shapes.check_marked()
+
+
+def wrap_sym(output, node, example) -> VariableTracker:
+    """A tracker for an op's SymInt/SymBool result; a result that folded to a number is a
+    constant (and its node goes)."""
+    if isinstance(example, SYM_TYPES):
+        expr = example.node.expr
+        if expr.is_number:
+            if not node.users:
+                output.graph.erase_node(node)
+            return ConstantVariable(_PYTHON_TYPE[type(example)](expr))
+        return SymNodeVariable(node, example, output.shapes)
+    raise TypeError(f"not a symbolic value: {type(example).__name__}")
+
+
+def size_variable(output, tensor_node, value, op, dim) -> VariableTracker:
+    """`tensor.size(dim)` (or stride/numel, by `op`) as a tracker: an int stays a constant, an
+    input's own size symbol is its placeholder, any other expression a sym_size node."""
+    if not isinstance(value, torch.SymInt):
+        return ConstantVariable(int(value))
+    expr = value.node.expr
+    if expr.is_number:
+        return ConstantVariable(int(expr))
+    node = output.sym_node(value)
+    if node is None:
+        args = (tensor_node,) if dim is None else (tensor_node, dim)
+        node = output.create_node("call_function", op, args, {}, value)
+    return SymNodeVariable(node, value, output.shapes)
+
+
+def sym_binary_op(tx, op, a: VariableTracker, b: VariableTracker) -> VariableTracker:
+    """`a op b` with a symbolic size on either side and a number (or size) on the other."""
+    op = _NOT_IN_PLACE.get(op, op)
+    for other in (a, b):
+        if isinstance(other, SymNodeVariable):
+            continue
+        if not other.is_python_constant() or not isinstance(
+            other.as_python_constant(), (int, float, bool)
+        ):
+            raise Unsupported(f"{op.__name__} between a symbolic size and {other}")
+    if op in (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge,
+              operator.add, operator.sub, operator.mul, operator.floordiv, operator.mod,
+              operator.truediv, operator.pow, operator.neg, operator.lshift, operator.rshift,
+              operator.and_, operator.or_, operator.xor):  # fmt: skip
+        return tx.output.call_op("call_function", op, [a, b], {})
+    raise Unsupported(f"{op.__name__} on a symbolic size")
