@@ -9,7 +9,7 @@ pseudo-code with a comment; ``decompile`` itself never raises for a code object.
 Modules: ``opcodes`` (opcode groups), ``bytecode`` (frameeval's canonical instructions,
 exception table, reachability), ``engine`` (blocks and dispatch), ``ops``
 (expression and simple-statement handlers), ``control`` (if/loops/try),
-``functions`` (def/lambda/class/comprehensions), ``modern`` (3.12/3.13 instructions),
+``functions`` (def/lambda/class/comprehensions), ``match`` (match statements), ``modern`` (3.12/3.13 instructions),
 ``passes`` (cleanups), ``pseudo``
 (marked pseudo-code for what cannot be rebuilt).
 """
@@ -23,6 +23,7 @@ from . import passes
 from .control import ControlFlow
 from .engine import Engine, Shared, Unsupported
 from .functions import CO_COROUTINE, FunctionOps, identifier, signature
+from .match import MatchOps
 from .modern import ModernOps
 from .ops import ExpressionOps
 from .pseudo import PSEUDO_MARK, lost_names, pseudo_source
@@ -31,7 +32,7 @@ from .values import constant
 __all__ = ["PSEUDO_MARK", "Decompiler", "decompile", "decompile_ast"]
 
 
-class Decompiler(ControlFlow, FunctionOps, ModernOps, ExpressionOps, Engine):
+class Decompiler(ControlFlow, FunctionOps, MatchOps, ModernOps, ExpressionOps, Engine):
     """Decompiles one code object (nested ones get their own instance)."""
 
     def __init__(
