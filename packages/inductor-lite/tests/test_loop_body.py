@@ -6,7 +6,7 @@ from __future__ import annotations
 import torch
 import torch.fx
 
-from framejit.inductor_lite.compile_fx import _lower_and_schedule
+from framejit.inductor_lite.compile_fx import lower_parts
 from framejit.inductor_lite.loop_body import LoopBody, Op, Ref, trace
 from framejit.inductor_lite.ops import ops
 
@@ -46,8 +46,8 @@ def test_duplicate_calls_merge():
 
 def test_scheduled_nodes_hold_bodies_over_their_loop_variables():
     gm = torch.fx.symbolic_trace(lambda x: torch.softmax(x, -1))
-    _, _, _, groups = _lower_and_schedule(gm, [torch.randn(4, 9)])
-    (group,) = groups
+    (part,) = lower_parts(gm, [torch.randn(4, 9)])
+    (group,) = part.groups
     names = [sorted(str(s) for s in n.loop.ops[0].args[1].free_symbols) for n in group.nodes]
     # the reductions read along r0, the pointwise nodes inside the row along y0
     assert ["r0", "x0"] in names and ["x0", "y0"] in names

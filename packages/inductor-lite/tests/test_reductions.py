@@ -133,5 +133,23 @@ def test_large_parallel_reductions(check):
         lowered=False,
     )
     assert compiled.kernel_count >= 1
-    # a large reduction along the outer dim only stays in ATen (it vectorizes along rows)
-    assert [r.split(":")[0] for r in compiled.fallback_reasons] == ["aten.mean.dim"]
+    # the mean along the outer dim is a column kernel (rows in parallel, partial sums)
+    assert compiled.fallback_reasons == []
+    assert "omp_get_thread_num" in compiled.kernel_source
+
+
+def test_column_sums_fuse_with_their_producers(check):
+    """Sums over the leading dims (a training step's bias and weight grads) are one column
+    kernel with the pointwise values they read; keepdim, 3-d prefixes and float64 too; a
+    reduction of a middle dim keeping the last stays in ATen (its reads would be strided)."""
+    x, w = torch.randn(600, 48), torch.randn(48)
+
+    def grads(x, w):
+        g = torch.sigmoid(x * w) * x
+        return g, g.sum(0), (g * x).sum(0, keepdim=True)
+
+    compiled, _, _ = check(grads, [x, w], atol=1e-4, rtol=1e-5)
+    assert compiled.kernel_count == 1 and compiled.fallback_reasons == []
+    y = torch.randn(2, 300, 32, dtype=torch.float64)
+    compiled, _, _ = check(lambda y: (y.exp().sum([0, 1]), y.sum(1)), [y], lowered=False)
+    assert [r.split(":")[0] for r in compiled.fallback_reasons] == ["aten.sum.dim_IntList"]

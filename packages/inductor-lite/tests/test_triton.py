@@ -251,7 +251,7 @@ def test_mixed_device_graph_falls_back_per_op():
     Rendered from fake CUDA tensors, so no GPU is needed."""
     from torch._subclasses.fake_tensor import FakeTensorMode
 
-    from framejit.inductor_lite.compile_fx import _lower_and_schedule, render_kernels
+    from framejit.inductor_lite.compile_fx import lower_parts, render_kernels
     from framejit.inductor_lite.wrapper import WrapperBuilder
 
     def fn(x, y):
@@ -260,7 +260,8 @@ def test_mixed_device_graph_falls_back_per_op():
     with FakeTensorMode():
         x, y = torch.empty(4, 9, device="cuda"), torch.empty(3)
     gm = torch.fx.symbolic_trace(fn)
-    aten, graph, steps, groups = _lower_and_schedule(gm, [x, y])
+    (part,) = lower_parts(gm, [x, y], "triton")
+    aten, graph, steps, groups = part.aten_graph, part.graph, part.steps, part.groups
     assert graph.device.type == "cuda"
     reasons = " | ".join(graph.fallback_reasons)
     assert "aten.add.Tensor: tensor on cpu, kernels run on cuda" in reasons

@@ -96,9 +96,10 @@ class UnsafeTrace(Exception):
 
 
 # Forward ops whose traced arguments betray a trace that would give a wrong backward.
-# mkldnn_rnn_layer (nn.LSTM on CPU) decides `train` from requires_grad, which the
-# functionalized trace does not see: traced with train=False, its backward reads a missing
-# workspace (a segfault in ATen).
+# mkldnn_rnn_layer (nn.LSTM on CPU) comes from torch's LSTM decomposition, which hard-codes
+# train=False: its backward would read a missing workspace (a segfault in ATen).  Training
+# variants are traced with mkldnn off (`training_trace`), so the LSTM decomposes to its cell
+# math; this check is the safety net should another path emit the op.
 UNSAFE_IN_TRAINING: dict[Any, Callable[[torch.fx.Node], bool]] = {
     torch.ops.aten.mkldnn_rnn_layer.default: lambda node: node.args[-1] is False,
 }
@@ -117,6 +118,22 @@ def _boxed(fn: Callable[..., Any]) -> Callable[[list[Any]], Any]:
 
     run_boxed._boxed_call = True  # type: ignore[attr-defined]
     return run_boxed
+
+
+@contextlib.contextmanager
+def training_trace() -> Any:
+    """How a training variant is traced.  The backward is lowered now, not at the first
+    backward call: compile time is paid up front and `.source_code` shows both halves.
+    mkldnn is off while tracing: torch's LSTM decomposition then emits the cell math
+    (matmuls and pointwise gates, differentiated by AOTAutograd) instead of an inference-only
+    mkldnn_rnn_layer; it is the only decomposition that reads the flag."""
+    mkldnn = torch._C._get_mkldnn_enabled()
+    torch._C._set_mkldnn_enabled(False)  # (backends.mkldnn.flags also sets TF32, and warns)
+    try:
+        with functorch_config.patch(force_non_lazy_backward_lowering=True):
+            yield
+    finally:
+        torch._C._set_mkldnn_enabled(mkldnn)
 
 
 def trace_variant(
@@ -138,14 +155,7 @@ def trace_variant(
 
         return compile_part
 
-    # the backward is lowered now, not at the first backward call: compile time is paid
-    # up front and `.source_code` shows both halves
-    patch = (
-        functorch_config.patch(force_non_lazy_backward_lowering=True)
-        if training
-        else contextlib.nullcontext()
-    )
-    with patch:
+    with training_trace() if training else contextlib.nullcontext():
         return aot_module_simplified(
             gm,
             args,

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import logging
 from collections.abc import Callable
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -16,7 +17,7 @@ from .aot import Variants, compile_with_aot
 from .codegen import get_codegen
 from .codegen.triton import TritonCodegenUnavailable
 from .config import config
-from .decompose import AtenGraph, Unsupported, mutating_ops, to_core_aten
+from .decompose import AtenGraph, Unsupported, mutating_ops
 from .graph_lowering import GraphLowering
 from .ir import BufferView, ExternCall
 from .scheduler import FusedGroup, extern_arg_buffers, schedule
@@ -108,8 +109,7 @@ def compile_aten_part(
     role: str, gm: torch.fx.GraphModule, example_inputs: list[Any], generator: Any
 ) -> Callable[..., Any]:
     """Lower one functional ATen graph from AOTAutograd; on failure run it op by op."""
-    output = next(n for n in gm.graph.nodes if n.op == "output")
-    aten_graph = AtenGraph(gm, example_inputs, pytree.tree_flatten(output.args[0])[1])
+    aten_graph = _aten_graph(gm, example_inputs)
     try:
         mutating = mutating_ops(gm)
         if mutating:
@@ -135,16 +135,42 @@ def _op_by_op(gm: torch.fx.GraphModule, reason: str) -> Callable[..., Any]:
     return run_aten
 
 
-def _lower_and_schedule(
-    gm: torch.fx.GraphModule, example_inputs: list[Any]
-) -> tuple[AtenGraph, GraphLowering, list[Any], list[FusedGroup]]:
-    """A torch-level graph, decomposed here (no AOTAutograd): for rendering and tests."""
-    aten_graph = to_core_aten(gm, example_inputs)
-    return (aten_graph, *_schedule_aten(aten_graph))
+@dataclass
+class LoweredPart:
+    role: str
+    aten_graph: AtenGraph
+    graph: GraphLowering
+    steps: list[Any]
+    groups: list[FusedGroup]
 
 
-def _schedule_aten(aten_graph: AtenGraph) -> tuple[GraphLowering, list[Any], list[FusedGroup]]:
-    graph = GraphLowering(aten_graph.gm, aten_graph.fake_inputs).run()
+def lower_parts(
+    gm: torch.fx.GraphModule, example_inputs: list[Any], codegen: str = "cpp"
+) -> list[LoweredPart]:
+    """The graph through the backend's own front door (AOTAutograd, the same variant the
+    first call would trace), each part lowered and scheduled but not generated or compiled:
+    for rendering and tests."""
+    parts: list[LoweredPart] = []
+    generator = get_codegen(codegen)
+
+    def inner(role: str, part: torch.fx.GraphModule, inputs: list[Any]) -> Callable[..., Any]:
+        aten_graph = _aten_graph(part, inputs)
+        parts.append(LoweredPart(role, aten_graph, *_schedule_aten(aten_graph, generator)))
+        return part
+
+    compile_with_aot(gm, list(example_inputs), inner, lambda variants: None)
+    return parts
+
+
+def _aten_graph(gm: torch.fx.GraphModule, example_inputs: list[Any]) -> AtenGraph:
+    output = next(n for n in gm.graph.nodes if n.op == "output")
+    return AtenGraph(gm, example_inputs, pytree.tree_flatten(output.args[0])[1])
+
+
+def _schedule_aten(
+    aten_graph: AtenGraph, generator: Any
+) -> tuple[GraphLowering, list[Any], list[FusedGroup]]:
+    graph = GraphLowering(aten_graph.gm, aten_graph.fake_inputs, generator.column_reductions).run()
     outputs = {v.buffer.name for v in graph.outputs if isinstance(v, BufferView)}
     extern_reads: set[str] = set()
     for step in graph.steps:
@@ -157,14 +183,20 @@ def _schedule_aten(aten_graph: AtenGraph) -> tuple[GraphLowering, list[Any], lis
 
 def render_kernels(gm: torch.fx.GraphModule, example_inputs: list[Any], codegen: str) -> str:
     """The kernels' source for these inputs, without compiling or the language prelude:
-    what the golden tests compare."""
-    _, graph, _, groups = _lower_and_schedule(gm, list(example_inputs))
-    return get_codegen(codegen).render(groups, graph.buffers)
+    what the golden tests compare.  A training graph renders its forward and backward."""
+    generator = get_codegen(codegen)
+    parts = lower_parts(gm, example_inputs, codegen)
+    rendered = [generator.render(p.groups, p.graph.buffers) for p in parts]
+    if len(parts) == 1:
+        return rendered[0]
+    return "".join(
+        f"# ======== {p.role} ========\n{r}" for p, r in zip(parts, rendered, strict=True)
+    )
 
 
 def _compile(aten_graph: AtenGraph, generator: Any) -> Callable[..., Any]:
     gm = aten_graph.gm
-    graph, steps, groups = _schedule_aten(aten_graph)
+    graph, steps, groups = _schedule_aten(aten_graph, generator)
     generated = generator.generate(groups, graph.buffers)
     generated.device = graph.device.type
     builder = WrapperBuilder(graph, steps, generated, aten_graph.out_spec)

@@ -47,8 +47,12 @@ def _meta_layout(meta: Any) -> tuple[int, ...] | None:
 
 
 class GraphLowering:
-    def __init__(self, gm: torch.fx.GraphModule, fake_inputs: list[Any]) -> None:
+    def __init__(
+        self, gm: torch.fx.GraphModule, fake_inputs: list[Any], column_reductions: bool = False
+    ) -> None:
         self.gm = gm
+        # the code generator renders column reductions (scheduler.column_loops)
+        self.column_reductions = column_reductions
         self.fake_inputs = fake_inputs
         self.device = kernel_device(fake_inputs)  # ops on other devices stay in ATen
         self.buffers: dict[str, Buffer] = {}

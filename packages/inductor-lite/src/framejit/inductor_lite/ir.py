@@ -108,6 +108,9 @@ class ReductionBody:
     reduction_type: str  # sum prod max min any all argmax argmin
     loop: LoopBody  # the value reduced, at `loop.index` and `loop.rindex`
     value_dtype: torch.dtype  # dtype of the loop's result
+    # a column reduction (the weight and bias grads of a training step) reduces the leading
+    # dims and keeps this many trailing ones: scheduled as a column group (scheduler.py)
+    columns: int = 0
 
 
 @dataclass(eq=False)

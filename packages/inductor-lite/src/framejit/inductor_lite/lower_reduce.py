@@ -44,7 +44,9 @@ def normalize_dims(dims: Any, ndim: int) -> list[int]:
 
 # A reduction that keeps the innermost dim reads memory with a stride in its inner loop
 # (the generator loops over kept elements outside): past these sizes ATen's kernel, which
-# vectorizes along the kept dim, wins by far (the weight grads of a training step).
+# vectorizes along the kept dim, wins by far (the weight grads of a training step) — unless
+# it is a float sum over the leading dims and the generator renders column kernels (rows
+# in parallel, the kept dims in the vectorized inner loop, fused with their producers).
 COLUMN_REDUCTION_MIN = 256  # reduced elements
 COLUMN_KEPT_MIN = 16  # kept innermost elements
 
@@ -66,7 +68,13 @@ def make_reduction(
 ) -> BufferView:
     size = x.size
     reduced = set(dims)
-    if _strided_column_reduction(size, reduced):
+    strided = _strided_column_reduction(size, reduced)
+    if strided and not (
+        ctx.graph.column_reductions
+        and reduction_type == "sum"
+        and value_dtype in (torch.float32, torch.float64)
+        and list(dims) == list(range(len(dims)))
+    ):
         raise NotLowered("reduction along outer dims only (a strided inner loop): ATen is faster")
     out_size = (
         tuple(1 if i in reduced else n for i, n in enumerate(size))
@@ -87,7 +95,8 @@ def make_reduction(
         return ops.to_dtype(loader(full), value_dtype)
 
     loop = trace(inner, out_size, ctx.graph.dtype_of, reduction_ranges, value_dtype)
-    body = ReductionBody(out_size, reduction_ranges, reduction_type, loop, value_dtype)
+    columns = len(size) - len(dims) if strided else 0
+    body = ReductionBody(out_size, reduction_ranges, reduction_type, loop, value_dtype, columns)
     return ctx.graph.add_computed(out_size, out_dtype, body)
 
 

@@ -5,6 +5,11 @@ inner loop nest (pointwise) or reduction loop for that outer index.  A node join
 group when its ranges start with the group's outer ranges and every value it reads from the
 group was produced for the same outer index (checked on the sympy load indices), so softmax
 and layer_norm become one kernel and pointwise chains one loop.  Externs end a group.
+
+A column group (`FusedGroup.columns`) is the other shape of kernel: sums over the leading
+dims (bias and weight grads) with the pointwise nodes they read at the same element; the
+reduced rows are the parallel outer loop, the kept dims the vectorized inner loop, and each
+thread keeps partial sums that are added in thread order at the end (deterministic).
 """
 
 from __future__ import annotations
@@ -50,6 +55,8 @@ class FusedGroup:
     nests: list[list[NodeLoops]] = field(default_factory=list)
     # buffers only this group reads, held per outer index in a small per-thread array
     block_local: set[str] = field(default_factory=set)
+    # a column group: (reduced leading ranges, kept trailing ranges); None: a row group
+    columns: tuple[tuple[int, ...], tuple[int, ...]] | None = None
 
     @property
     def buffer_names(self) -> set[str]:
@@ -205,6 +212,80 @@ def _relayout(group: FusedGroup, outer: tuple[int, ...]) -> FusedGroup:
     return regrouped
 
 
+Split = tuple[tuple[int, ...], tuple[int, ...]]
+
+
+def column_split(buffer: ComputedBuffer) -> Split | None:
+    """(reduced leading ranges, kept trailing ranges) of a column reduction, else None."""
+    body = buffer.body
+    if not isinstance(body, ReductionBody) or not body.columns:
+        return None
+    return tuple(body.reduction_ranges), tuple(body.ranges[len(body.ranges) - body.columns :])
+
+
+def column_loops(buffer: ComputedBuffer, split: Split) -> NodeLoops:
+    """A node of a column group: the reduced (leading) dims are the outer loop variables,
+    the kept ones the inner; a column reduction reads its rows at the outer variables."""
+    body = buffer.body
+    prefix, kept = split
+    outer = iter(OUTER)
+    rows = [sympy.Integer(0) if n == 1 else next(outer) for n in prefix]
+    inner = iter(INNER)
+    columns = [sympy.Integer(0) if n == 1 else next(inner) for n in kept]
+    mapping: dict[sympy.Symbol, sympy.Expr] = {}
+    if isinstance(body, ReductionBody):
+        index = [sympy.Integer(0)] * (len(body.ranges) - len(kept)) + columns
+        mapping.update(zip(body.loop.rindex, rows, strict=True))
+    else:
+        index = rows + columns
+    mapping.update(
+        (old, new) for old, new in zip(body.loop.index, index, strict=True) if old.is_Symbol
+    )
+    loop = body.loop.substitute({k: v for k, v in mapping.items() if k != v})
+    ranges = {s: n for s, n in zip([*rows, *columns], [*prefix, *kept], strict=True) if n != 1}
+    store = sum(
+        (i * st for i, n, st in zip(index, buffer.size, buffer.stride, strict=True) if n != 1),
+        sympy.Integer(0),
+    )
+    return NodeLoops(
+        buffer, index, squeeze(kept), (), [], sympy.expand(store), loop.loads(), loop.op_count,
+        ranges, loop,
+    )  # fmt: skip
+
+
+def _column_member(group: FusedGroup, buffer: ComputedBuffer) -> NodeLoops | None:
+    """buffer's loops in column group `group` if it may join: a pointwise node over the
+    group's whole shape or a column reduction of the same split, reading members only at
+    the element they computed (never a member reduction: its sum is done after the loop)."""
+    split = group.columns
+    assert split is not None
+    if isinstance(buffer.body, ReductionBody):
+        if column_split(buffer) != split:
+            return None
+    elif tuple(buffer.body.ranges) != split[0] + split[1]:
+        return None
+    loops = column_loops(buffer, split)
+    members = {n.buffer.name: n for n in group.nodes}
+    for name, expr in loops.loads:
+        producer = members.get(name)
+        if producer is not None and (
+            producer.is_reduction or sympy.expand(expr - producer.store_index) != 0
+        ):
+            return None
+    return loops
+
+
+def _as_columns(group: FusedGroup, split: Split) -> FusedGroup | None:
+    """A row group of pointwise nodes over split's whole shape, as a column group."""
+    candidate = FusedGroup(group.name, squeeze(split[0]), columns=split)
+    for node in group.nodes:
+        loops = None if node.is_reduction else _column_member(candidate, node.buffer)
+        if loops is None:
+            return None
+        candidate.nodes.append(loops)
+    return candidate
+
+
 def schedule(
     steps: list[ComputedBuffer | ExternCall], graph_outputs: set[str], extern_reads: set[str]
 ) -> list[Step]:
@@ -222,6 +303,25 @@ def schedule(
         if isinstance(step, ExternCall):
             close()
             result.append(step)
+            continue
+        if current is not None and current.columns is not None:
+            loops = _column_member(current, step)
+            if loops is not None:
+                current.nodes.append(loops)
+                continue
+            close()
+        split = column_split(step)
+        if split is not None:
+            candidate = _as_columns(current, split) if current is not None else None
+            loops = _column_member(candidate, step) if candidate is not None else None
+            if candidate is not None and loops is not None:
+                candidate.nodes.append(loops)
+                current = candidate
+                continue
+            close()
+            current = FusedGroup(f"kernel{counter}", squeeze(split[0]), columns=split)
+            current.nodes.append(column_loops(step, split))
+            counter += 1
             continue
         if current is not None:
             outer = _fits(current, step)
@@ -280,7 +380,11 @@ def _mark_stored(steps: list[Step], graph_outputs: set[str], extern_reads: set[s
 
 def build_nests(group: FusedGroup) -> None:
     """Consecutive pointwise nodes with equal inner ranges share one loop nest, unless one
-    reads another's buffer at a different index (that would be a loop-carried dependency)."""
+    reads another's buffer at a different index (that would be a loop-carried dependency).
+    A column group is one nest: every node runs per element, its sums accumulate there."""
+    if group.columns is not None:
+        group.nests = [list(group.nodes)]
+        return
     nests: list[list[NodeLoops]] = []
     for node in group.nodes:
         last = nests[-1] if nests else None

@@ -65,6 +65,8 @@ class GeneratedKernels:
 
 class KernelCodegen(Protocol):
     name: str
+    # renders column groups (FusedGroup.columns): sums over leading dims in generated code
+    column_reductions: bool
 
     def generate(self, groups: list[FusedGroup], buffers: dict[str, Any]) -> GeneratedKernels: ...
 

@@ -117,6 +117,7 @@ PREDICATES = {
     "isinf": "fj_isinf({0})",
 }
 SUM_BLOCK = 4096
+COLUMN_FLUSH = 256  # rows a column kernel adds into its float partials before flushing
 OMP_REDUCE = {"sum": "+", "prod": "*", "max": "max", "min": "min", "any": "|", "all": "&"}
 
 
@@ -264,6 +265,10 @@ class CppKernel:
     # ------------------------------------------------------------------ rendering
 
     def render(self) -> tuple[str, KernelSpec]:
+        body = self._column_body() if self.group.columns is not None else self._row_body()
+        return self._function(body)
+
+    def _row_body(self) -> list[str]:
         group = self.group
         body: list[str] = []
         parallel_outer = group.work() >= config.parallel_min_work and math.prod(group.outer) >= 16
@@ -293,6 +298,89 @@ class CppKernel:
             body.append(f"for (int64_t {symbol} = 0; {symbol} < {size}; ++{symbol}) {{")
         body.extend(inner_body)
         body.extend("}" for _ in outer_loops)
+        return body
+
+    def _column_body(self) -> list[str]:
+        """Sums over the leading dims: each thread runs a share of the rows, adding every
+        row's values into float partials of the kept elements (flushed into double totals
+        every COLUMN_FLUSH rows); the totals of the threads are added in thread order."""
+        group = self.group
+        kept = group.nodes[0].inner_ranges
+        width = math.prod(kept)
+        symbols = INNER[: len(kept)]
+        flat = cexpr(sum((y * s for y, s in zip(symbols, _strides(kept), strict=True)), 0))
+        sums = [n for n in group.nodes if n.is_reduction]
+        parallel = group.work() >= config.parallel_min_work and math.prod(group.outer) >= 16
+        out = ["int fj_nt = 1;", "#ifdef _OPENMP"]
+        if parallel:
+            out.append("fj_nt = omp_get_max_threads();")
+        out.append("#endif")
+        names = {}
+        for node in sums:
+            total, part = self.new_var("tot"), self.new_var("part")
+            names[node.buffer.name] = (total, part, C_TYPES[node.buffer.body.value_dtype])
+            out.append(f"std::vector<double> {total}(static_cast<size_t>(fj_nt) * {width}, 0.0);")
+        out.append("#pragma omp parallel num_threads(fj_nt)")
+        out.append("{")
+        out.append("int fj_t = 0;")
+        out.append("#ifdef _OPENMP")
+        out.append("fj_t = omp_get_thread_num();")
+        out.append("#endif")
+        for _, part, ptype in names.values():
+            out.append(f"std::vector<{ptype}> {part}({width}, 0);")
+        out.append("int64_t fj_rows = 0;")
+        flush = [f"for (int64_t fj_k = 0; fj_k < {width}; ++fj_k) {{"]
+        for total, part, _ in names.values():
+            flush.append(f"{total}[fj_t * {width} + fj_k] += {part}[fj_k]; {part}[fj_k] = 0;")
+        flush.append("}")
+        depth = len(group.outer)
+        out.append(f"#pragma omp for collapse({max(depth, 1)}) schedule(static)")
+        loops = list(zip(OUTER, group.outer, strict=False)) or [(sympy.Symbol("fj_row"), 1)]
+        for symbol, size in loops:
+            out.append(f"for (int64_t {symbol} = 0; {symbol} < {size}; ++{symbol}) {{")
+        lines: list[str] = []
+        handler = CppKernelOps(self, lines)
+        saved = dict(self.locals)
+        for node in group.nodes:
+            value = node.loop.run(handler)
+            if node.is_reduction:
+                _, part, ptype = names[node.buffer.name]
+                value = handler.to_dtype(value, node.buffer.body.value_dtype)
+                lines.append(f"{part}[{flat}] += {value};")
+            else:
+                self._store(node, value, lines)
+        self.locals = saved
+        for position, (symbol, size) in enumerate(zip(symbols, kept, strict=True)):
+            if position == len(kept) - 1:
+                out.append("#pragma omp simd")
+            out.append(f"for (int64_t {symbol} = 0; {symbol} < {size}; ++{symbol}) {{")
+        out.extend(lines)
+        out.extend("}" for _ in kept)
+        out.append(f"if (++fj_rows == {COLUMN_FLUSH}) {{")
+        out.extend(flush)
+        out.append("fj_rows = 0;")
+        out.append("}")
+        out.extend("}" for _ in loops)
+        out.extend(flush)
+        out.append("}")
+        lines = []
+        for node in sums:
+            total, _, _ = names[node.buffer.name]
+            acc = self.new_var("acc")
+            lines.append(f"double {acc} = 0;")
+            lines.append(
+                f"for (int fj_u = 0; fj_u < fj_nt; ++fj_u) {acc} += {total}[fj_u * {width} + {flat}];"
+            )
+            result = CppValue(acc, torch.float64)
+            self._store(node, CppKernelOps(self, lines).to_dtype(result, node.buffer.dtype), lines)
+        for symbol, size in zip(symbols, kept, strict=True):
+            out.append(f"for (int64_t {symbol} = 0; {symbol} < {size}; ++{symbol}) {{")
+        out.extend(lines)
+        out.extend("}" for _ in kept)
+        return out
+
+    def _function(self, body: list[str]) -> tuple[str, KernelSpec]:
+        group = self.group
         params = []
         for name, written in self.params.items():
             ctype = STORAGE_TYPES[self.buffers[name].dtype]
@@ -489,6 +577,7 @@ def _strides(ranges: tuple[int, ...]) -> list[int]:
 
 class CppCodegen:
     name = "cpp"
+    column_reductions = True
 
     def generate(self, groups: list[FusedGroup], buffers: dict[str, Buffer]) -> GeneratedKernels:
         from ..cpp_builder import mvec_available

@@ -9,6 +9,10 @@ PRELUDE = r"""
 #include <cstdint>
 #include <limits>
 #include <type_traits>
+#include <vector>
+#ifdef _OPENMP
+#include <omp.h>
+#endif
 
 #if FJ_HAVE_MVEC
 #define FJ_SIMD __attribute__((simd("notinbranch")))

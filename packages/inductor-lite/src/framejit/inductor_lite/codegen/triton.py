@@ -701,6 +701,7 @@ def _decompose(prefix: str, flat: str, ranges: tuple[int, ...]) -> list[str]:
 
 class TritonCodegen:
     name = "triton"
+    column_reductions = False
 
     def __init__(self) -> None:
         try:
