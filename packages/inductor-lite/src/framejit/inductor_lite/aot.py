@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import torch
+import torch._guards
 import torch.fx
 from torch._functorch import config as functorch_config
 from torch._functorch.aot_autograd import aot_module_simplified
@@ -171,20 +172,94 @@ def trace_variant(
 MAX_VARIANTS = 8  # past this many, new scalar values or grad patterns run eagerly
 
 
+def placeholder_values(gm: torch.fx.GraphModule) -> list[Any]:
+    """What the capture recorded for each input (meta 'val', else 'example_value')."""
+    return [
+        n.meta.get("val", n.meta.get("example_value"))
+        for n in gm.graph.find_nodes(op="placeholder")
+    ]
+
+
+def _has_symbols(value: Any) -> bool:
+    if isinstance(value, torch.SymInt):
+        return True
+    if isinstance(value, torch.Tensor):
+        return any(isinstance(s, torch.SymInt) for s in (*value.shape, *value.stride()))
+    return False
+
+
+@dataclass
+class SymbolicInputs:
+    """A graph captured with symbolic sizes: AOTAutograd traces it over the capture's fakes
+    (in the capture's fake mode, so its ShapeEnv's symbols), never over fakes of the example
+    values, and the size inputs are not specialized."""
+
+    values: list[Any]  # per input: SymInt, FakeTensor, or None (then the example is used)
+    fake_mode: Any
+
+    @classmethod
+    def of(cls, gm: torch.fx.GraphModule, example_inputs: list[Any]) -> SymbolicInputs | None:
+        values = placeholder_values(gm)
+        if len(values) != len(example_inputs) or not any(_has_symbols(v) for v in values):
+            return None
+        from torch._subclasses.fake_tensor import FakeTensor
+
+        modes = {id(v.fake_mode): v.fake_mode for v in values if isinstance(v, FakeTensor)}
+        if len(modes) != 1:
+            return None
+        (mode,) = modes.values()
+        kept = [v if isinstance(v, (torch.SymInt, FakeTensor)) else None for v in values]
+        return cls(kept, mode)
+
+    @property
+    def shape_env(self) -> Any:
+        return self.fake_mode.shape_env
+
+    def size_positions(self) -> set[int]:
+        return {i for i, v in enumerate(self.values) if isinstance(v, torch.SymInt)}
+
+    def trace_args(self, args: list[Any]) -> list[Any]:
+        """The capture's fakes, with this call's requires_grad flags."""
+        result = []
+        for value, arg in zip(self.values, args, strict=True):
+            if value is None:
+                result.append(arg)
+            elif isinstance(value, torch.Tensor):
+                wanted = isinstance(arg, torch.Tensor) and arg.requires_grad
+                if value.requires_grad != wanted:
+                    with self.fake_mode:
+                        value = value.detach().requires_grad_(wanted)
+                result.append(value)
+            else:
+                result.append(value)
+        return result
+
+    def tracing(self) -> Any:
+        """AOTAutograd finds the capture's fake mode through the tracing context."""
+        return torch._guards.tracing(torch._guards.TracingContext(self.fake_mode))
+
+
 def compile_with_aot(
     gm: torch.fx.GraphModule,
     example_inputs: list[Any],
     inner: InnerCompile,
     on_new_part: Callable[[Variants], None],
+    symbolic: SymbolicInputs | None = None,
 ) -> tuple[Callable[..., Any], Variants]:
     """A callable that runs the variant each call needs, traced the first time it is needed.
 
     The key: the scalar (non-tensor) arguments, which tracing specializes, and — when grad
-    mode is on and anything requires grad — which inputs and parameters require grad."""
+    mode is on and anything requires grad — which inputs and parameters require grad.
+    With symbolic inputs, size inputs are not part of the key: one variant serves every size."""
     variants = Variants()
     flat = FlatOutputs(gm)
     params = [*gm.parameters(), *gm.buffers()]
-    scalar_positions = [i for i, a in enumerate(example_inputs) if not isinstance(a, torch.Tensor)]
+    sizes = symbolic.size_positions() if symbolic is not None else set()
+    scalar_positions = [
+        i
+        for i, a in enumerate(example_inputs)
+        if not isinstance(a, torch.Tensor) and i not in sizes
+    ]
 
     def key_of(args: tuple[Any, ...]) -> Any:
         scalars = tuple((type(args[i]), args[i]) for i in scalar_positions)
@@ -204,7 +279,11 @@ def compile_with_aot(
             log.warning("inductor-lite: %d variants compiled; this call runs eagerly", MAX_VARIANTS)
             return gm.forward
         try:
-            traced = trace_variant(flat, args, inner, variants)
+            if symbolic is None:
+                traced = trace_variant(flat, args, inner, variants)
+            else:
+                with symbolic.tracing():
+                    traced = trace_variant(flat, symbolic.trace_args(args), inner, variants)
             assert flat.traced is not None
             fn = with_structure(traced, *flat.traced)
         except Exception as error:

@@ -13,7 +13,8 @@ import torch
 import torch.fx
 from torch.utils import _pytree as pytree
 
-from .aot import Variants, compile_with_aot
+from . import sizes
+from .aot import SymbolicInputs, Variants, compile_with_aot
 from .codegen import get_codegen
 from .codegen.triton import TritonCodegenUnavailable
 from .config import config
@@ -27,6 +28,18 @@ log = logging.getLogger("framejit.inductor_lite")
 output_code_log = logging.getLogger("framejit.output_code")
 
 CODEGENS = ("cpp", "triton")
+
+
+@dataclass
+class Stats:
+    """Counts over the process: graph parts lowered, and compiled-graph calls that ran
+    eagerly because the wrapper could not serve their inputs."""
+
+    parts_compiled: int = 0
+    eager_runs: int = 0
+
+
+stats = Stats()
 
 
 def _pick_codegen(codegen: str | None, example_inputs: list[Any]) -> str:
@@ -71,8 +84,13 @@ def compile_fx(
             raise  # asked for explicitly: say so
         return _eager(gm, str(error))  # picked by device: never fail
 
+    symbolic = SymbolicInputs.of(gm, example_inputs)
+    # guards the ShapeEnv gains from here on (AOTAutograd's trace, the lowering) are
+    # relations the compiled code relies on: each wrapper checks them
+    guard_start = len(symbolic.shape_env.guards) if symbolic and symbolic.shape_env else 0
+
     def inner(role: str, part: torch.fx.GraphModule, inputs: list[Any]) -> Callable[..., Any]:
-        return compile_aten_part(role, part, inputs, generator)
+        return compile_aten_part(role, part, inputs, generator, guard_start)
 
     holder: dict[str, Any] = {}
 
@@ -81,7 +99,7 @@ def compile_fx(
         if run is not None:
             describe(run, gm, variants)
 
-    run, variants = compile_with_aot(gm, example_inputs, inner, publish)
+    run, variants = compile_with_aot(gm, example_inputs, inner, publish, symbolic)
     holder["run"] = run
     describe(run, gm, variants)
     return run
@@ -106,7 +124,11 @@ def describe(run: Any, gm: torch.fx.GraphModule, variants: Variants) -> None:
 
 
 def compile_aten_part(
-    role: str, gm: torch.fx.GraphModule, example_inputs: list[Any], generator: Any
+    role: str,
+    gm: torch.fx.GraphModule,
+    example_inputs: list[Any],
+    generator: Any,
+    guard_start: int = 0,
 ) -> Callable[..., Any]:
     """Lower one functional ATen graph from AOTAutograd; on failure run it op by op."""
     aten_graph = _aten_graph(gm, example_inputs)
@@ -114,7 +136,7 @@ def compile_aten_part(
         mutating = mutating_ops(gm)
         if mutating:
             raise Unsupported(f"mutating op {mutating[0]} in the functionalized graph")
-        return _compile(aten_graph, generator)
+        return _compile(aten_graph, generator, guard_start)
     except TritonCodegenUnavailable:
         raise
     except Exception as error:
@@ -158,7 +180,9 @@ def lower_parts(
         parts.append(LoweredPart(role, aten_graph, *_schedule_aten(aten_graph, generator)))
         return part
 
-    compile_with_aot(gm, list(example_inputs), inner, lambda variants: None)
+    example_inputs = list(example_inputs)
+    symbolic = SymbolicInputs.of(gm, example_inputs)
+    compile_with_aot(gm, example_inputs, inner, lambda variants: None, symbolic)
     return parts
 
 
@@ -176,7 +200,8 @@ def _schedule_aten(
     for step in graph.steps:
         if isinstance(step, ExternCall):
             extern_reads |= extern_arg_buffers(step)
-    steps = schedule(graph.steps, outputs, extern_reads)
+    with sizes.using(graph.sizes):
+        steps = schedule(graph.steps, outputs, extern_reads)
     groups = [s for s in steps if isinstance(s, FusedGroup)]
     return graph, steps, groups
 
@@ -186,7 +211,10 @@ def render_kernels(gm: torch.fx.GraphModule, example_inputs: list[Any], codegen:
     what the golden tests compare.  A training graph renders its forward and backward."""
     generator = get_codegen(codegen)
     parts = lower_parts(gm, example_inputs, codegen)
-    rendered = [generator.render(p.groups, p.graph.buffers) for p in parts]
+    rendered = []
+    for p in parts:
+        with sizes.using(p.graph.sizes):
+            rendered.append(generator.render(p.groups, p.graph.buffers))
     if len(parts) == 1:
         return rendered[0]
     return "".join(
@@ -194,18 +222,21 @@ def render_kernels(gm: torch.fx.GraphModule, example_inputs: list[Any], codegen:
     )
 
 
-def _compile(aten_graph: AtenGraph, generator: Any) -> Callable[..., Any]:
+def _compile(aten_graph: AtenGraph, generator: Any, guard_start: int = 0) -> Callable[..., Any]:
     gm = aten_graph.gm
     graph, steps, groups = _schedule_aten(aten_graph, generator)
-    generated = generator.generate(groups, graph.buffers)
+    with sizes.using(graph.sizes):
+        generated = generator.generate(groups, graph.buffers)
     generated.device = graph.device.type
-    builder = WrapperBuilder(graph, steps, generated, aten_graph.out_spec)
+    conditions = graph.sizes.conditions_since(guard_start)
+    builder = WrapperBuilder(graph, steps, generated, aten_graph.out_spec, conditions)
     wrapper_source = builder.build()
     future = generator.load(generated) if groups else None
     namespace = builder.namespace
     state = {"warned": set()}
 
     def fallback(args: tuple[Any, ...], reason: str) -> Any:
+        stats.eager_runs += 1
         if reason not in state["warned"]:
             state["warned"].add(reason)
             log.info("inductor-lite: eager run of a compiled graph: %s", reason)
@@ -227,6 +258,7 @@ def _compile(aten_graph: AtenGraph, generator: Any) -> Callable[..., Any]:
             namespace[f"_k_{group.name}"] = kernels[group.name]
         namespace["_kernels_library"] = kernels
     call = load_wrapper(wrapper_source, namespace)
+    stats.parts_compiled += 1
     call.source_code = (
         f"{wrapper_source}\n\n# ---- kernels ({generated.language}) ----\n{generated.source}"
     )

@@ -154,7 +154,8 @@ def _load(generated: GeneratedKernels) -> dict[str, Callable[..., int]]:
     ffi = cffi.FFI()
     declarations = []
     for spec in generated.kernels.values():
-        params = ", ".join("uintptr_t" for _ in spec.buffers) or "void"
+        params = ", ".join(["uintptr_t"] * len(spec.buffers) + ["int64_t"] * len(spec.sizes))
+        params = params or "void"
         declarations.append(f"int {spec.name}({params});")
     ffi.cdef("\n".join(declarations))
     library = ffi.dlopen(str(path))

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import logging
 import operator
+from dataclasses import dataclass
 from typing import Any
 
 import torch
@@ -36,14 +37,22 @@ from .ir import (
 )
 from .loop_body import trace
 from .lowering import EXTERN_BY_DESIGN, LOWERINGS, SUPPORTED_DTYPES, LoweringContext, NotLowered
+from .sizes import SizeEnv, SymbolicUnsupported, using
 
 log = logging.getLogger("framejit.inductor_lite")
 
 
-def _meta_layout(meta: Any) -> tuple[int, ...] | None:
-    if isinstance(meta, torch.Tensor) and is_non_overlapping_and_dense_or_false(meta):
-        return tuple(int(s) for s in meta.stride())
-    return None
+def _undecidable(error: TypeError) -> bool:
+    """A lowering compared symbolic sizes it cannot decide (sympy's TypeError): it is left
+    to ATen, which is right for every size."""
+    return "truth value" in str(error) or "Relational" in str(error)
+
+
+@dataclass
+class SizeInput:
+    """A graph input that is a size (a SymInt placeholder): its expression in ks symbols."""
+
+    expr: Any
 
 
 class GraphLowering:
@@ -57,7 +66,11 @@ class GraphLowering:
         self.device = kernel_device(fake_inputs)  # ops on other devices stay in ATen
         self.buffers: dict[str, Buffer] = {}
         self.steps: list[ComputedBuffer | ExternCall] = []
-        self.inputs: list[InputBuffer | Any] = []  # InputBuffer, or the specialized scalar
+        self.inputs: list[InputBuffer | SizeInput | Any] = []  # or the specialized scalar
+        self.sizes = SizeEnv()
+        self.fake_mode = next(
+            (getattr(v, "fake_mode", None) for v in fake_inputs if hasattr(v, "fake_mode")), None
+        )
         self.constants: dict[str, torch.Tensor] = {}
         self.env: dict[torch.fx.Node, Any] = {}
         self.outputs: list[Any] = []
@@ -111,20 +124,26 @@ class GraphLowering:
     # ------------------------------------------------------------------ nodes
 
     def run(self) -> GraphLowering:
-        for node in self.gm.graph.nodes:
-            getattr(self, f"lower_{node.op}")(node)
+        with using(self.sizes):  # heuristics in lowerings read the example sizes
+            for node in self.gm.graph.nodes:
+                getattr(self, f"lower_{node.op}")(node)
         return self
 
     def lower_placeholder(self, node: torch.fx.Node) -> None:
         position = len(self.inputs)
         value = self.fake_inputs[position]
         if isinstance(value, torch.Tensor):
-            buffer = InputBuffer(
-                f"arg{position}", tuple(value.shape), tuple(value.stride()), value.dtype, position
-            )
+            size, stride = self.sizes.exprs(value.shape), self.sizes.exprs(value.stride())
+            buffer = InputBuffer(f"arg{position}", size, stride, value.dtype, position)
             self.buffers[buffer.name] = buffer
             self.inputs.append(buffer)
             self.env[node] = BufferView.whole(buffer)
+        elif isinstance(value, torch.SymInt):
+            expr = self.sizes.expr(value)
+            self.inputs.append(SizeInput(expr))
+            self.env[node] = expr
+        elif isinstance(value, (torch.SymFloat, torch.SymBool)):
+            raise SymbolicUnsupported(f"a {type(value).__name__} graph input")
         else:
             self.inputs.append(value)
             self.env[node] = value
@@ -149,6 +168,12 @@ class GraphLowering:
 
     def lower_call_function(self, node: torch.fx.Node) -> None:
         args, kwargs = torch.fx.node.map_arg((node.args, node.kwargs), self.env.__getitem__)
+        meta = node.meta.get("val")
+        if isinstance(meta, torch.SymInt):  # size arithmetic: its value is its expression
+            self.env[node] = self.sizes.expr(meta)
+            return
+        if isinstance(meta, (torch.SymFloat, torch.SymBool)):
+            raise SymbolicUnsupported(f"{node.target} computes a {type(meta).__name__}")
         if node.target is operator.getitem:
             self.env[node] = args[0][args[1]]
             self._after(node)
@@ -165,8 +190,12 @@ class GraphLowering:
         else:
             try:
                 value = lowering(LoweringContext(self, node), *args, **kwargs)
-            except NotLowered as error:
+            except (NotLowered, SymbolicUnsupported) as error:
                 reason = f"{node.target}: {error}"
+            except TypeError as error:
+                if not _undecidable(error):
+                    raise
+                reason = f"{node.target}: undecidable for symbolic sizes ({error})"
         if value is None:
             value = self.extern(node, args, kwargs, reason)
         self.env[node] = value
@@ -177,10 +206,15 @@ class GraphLowering:
         for leaf in leaves:
             value = self.env[leaf] if isinstance(leaf, torch.fx.Node) else leaf
             if isinstance(value, Pointwise):
-                value = self.realize(value, _meta_layout(leaf.meta.get("val")))
+                value = self.realize(value, self._meta_layout(leaf.meta.get("val")))
             self.outputs.append(value)
 
     # ------------------------------------------------------------------ helpers
+
+    def _meta_layout(self, meta: Any) -> tuple[Any, ...] | None:
+        if isinstance(meta, torch.Tensor) and is_non_overlapping_and_dense_or_false(meta):
+            return self.sizes.exprs(meta.stride())
+        return None
 
     def _dtype_problem(self, node: torch.fx.Node) -> str:
         metas = [node.meta.get("val")]
@@ -200,7 +234,7 @@ class GraphLowering:
             return
         meta = node.meta.get("val")
         if node in self.output_nodes:
-            self.env[node] = self.realize(value, _meta_layout(meta))
+            self.env[node] = self.realize(value, self._meta_layout(meta))
         elif value.op_count > config.max_fused_ops or (
             len(node.users) > 1
             and (
@@ -222,7 +256,7 @@ class GraphLowering:
         for value, source in zip(flat_values, flat_nodes, strict=False):
             if isinstance(value, TensorValue):
                 meta = source.meta.get("val") if isinstance(source, torch.fx.Node) else None
-                value = self.realize(value, _meta_layout(meta))
+                value = self.realize(value, self._meta_layout(meta))
             realized.append(value)
         call_args, call_kwargs = pytree.tree_unflatten(realized, spec)
         call = ExternCall(
@@ -236,8 +270,8 @@ class GraphLowering:
         for position, leaf in enumerate(leaves):
             if isinstance(leaf, torch.Tensor):
                 buffer = ExternBuffer(
-                    f"{call.name}_out{position}", tuple(int(s) for s in leaf.shape),
-                    tuple(int(s) for s in leaf.stride()), leaf.dtype, call, (position,),
+                    f"{call.name}_out{position}", self.sizes.exprs(leaf.shape),
+                    self.sizes.exprs(leaf.stride()), leaf.dtype, call, (position,),
                 )  # fmt: skip
                 self.buffers[buffer.name] = buffer
                 call.outputs.append(buffer)

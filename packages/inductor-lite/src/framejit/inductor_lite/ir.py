@@ -19,6 +19,7 @@ import torch
 
 from .loop_body import LoopBody
 from .ops import ops
+from .sizes import canonical, known_eq, max1
 
 Index = list[sympy.Expr]
 InnerFn = Callable[[Index], Any]
@@ -29,12 +30,12 @@ def index_symbols(prefix: str, count: int) -> list[sympy.Symbol]:
     return [sympy.Symbol(f"{prefix}{i}", integer=True, nonnegative=True) for i in range(count)]
 
 
-def contiguous_strides(size: Sequence[int]) -> tuple[int, ...]:
-    strides: list[int] = []
-    running = 1
+def contiguous_strides(size: Sequence[Any]) -> tuple[Any, ...]:
+    strides: list[Any] = []
+    running: Any = 1
     for dim in reversed(size):
         strides.append(running)
-        running *= max(dim, 1)
+        running = canonical(running * max1(dim))
     return tuple(reversed(strides))
 
 
@@ -80,7 +81,7 @@ class Buffer:
 
     def is_contiguous(self) -> bool:
         return all(
-            n == 1 or s == c
+            n == 1 or known_eq(s, c)
             for n, s, c in zip(self.size, self.stride, contiguous_strides(self.size), strict=True)
         )
 

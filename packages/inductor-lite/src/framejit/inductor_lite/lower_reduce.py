@@ -25,6 +25,7 @@ from .lowering import (
     register,
 )
 from .ops import ops
+from .sizes import MIN_SIZE, hint, hint_prod, is_symbolic
 
 
 def normalize_dims(dims: Any, ndim: int) -> list[int]:
@@ -51,10 +52,10 @@ COLUMN_REDUCTION_MIN = 256  # reduced elements
 COLUMN_KEPT_MIN = 16  # kept innermost elements
 
 
-def _strided_column_reduction(size: Sequence[int], reduced: set[int]) -> bool:
-    if not size or (len(size) - 1) in reduced or size[-1] < COLUMN_KEPT_MIN:
+def _strided_column_reduction(size: Sequence[Any], reduced: set[int]) -> bool:
+    if not size or (len(size) - 1) in reduced or hint(size[-1]) < COLUMN_KEPT_MIN:
         return False
-    return math.prod(size[d] for d in reduced) >= COLUMN_REDUCTION_MIN
+    return hint_prod([size[d] for d in reduced]) >= COLUMN_REDUCTION_MIN
 
 
 def make_reduction(
@@ -71,6 +72,7 @@ def make_reduction(
     strided = _strided_column_reduction(size, reduced)
     if strided and not (
         ctx.graph.column_reductions
+        and not is_symbolic(size)  # column kernels are generated for static sizes only
         and reduction_type == "sum"
         and value_dtype in (torch.float32, torch.float64)
         and list(dims) == list(range(len(dims)))
@@ -100,11 +102,18 @@ def make_reduction(
     return ctx.graph.add_computed(out_size, out_dtype, body)
 
 
-def _div_by(ctx: LoweringContext, value: Any, count: int, out_dtype: torch.dtype) -> Pointwise:
+def _count(count: Any, dtype: torch.dtype) -> Any:
+    """A number of elements as a value: a literal, or the size expression computed."""
+    if is_symbolic(count):
+        return ops.index_expr(count, dtype)
+    return ops.constant(count, dtype)
+
+
+def _div_by(ctx: LoweringContext, value: Any, count: Any, out_dtype: torch.dtype) -> Pointwise:
     compute = opmath_dtype(out_dtype)
     return pointwise(
         ctx,
-        lambda v: ops.truediv(v, ops.constant(count, compute)),
+        lambda v: ops.truediv(v, _count(count, compute)),
         [value],
         compute_dtype=compute,
         out_dtype=out_dtype,
@@ -221,7 +230,13 @@ def _mean_and_var(
         compute_dtype=compute, out_dtype=compute, out_size=x.size,
     )  # fmt: skip
     squares = make_reduction(ctx, centered, dims, "sum", compute, compute, keepdim)
-    var = _div_by(ctx, squares, max(count - correction, 0), out)
+    if is_symbolic(count):
+        if correction != int(correction) or correction > MIN_SIZE:
+            raise NotLowered("a correction that may exceed a symbolic count")
+        divisor = count - int(correction)
+    else:
+        divisor = max(count - correction, 0)
+    var = _div_by(ctx, squares, divisor, out)
     if not keepdim:
         mean_value = _div_by(
             ctx, make_reduction(ctx, x, dims, "sum", compute, compute, False), count, out
@@ -323,7 +338,7 @@ def layer_norm(
     result = pointwise(
         ctx, normalize, inputs, compute_dtype=compute, out_dtype=out, out_size=x.size
     )
-    stats_size = tuple(int(s) for s in ctx.meta[1].shape)
+    stats_size = ctx.graph.sizes.exprs(ctx.meta[1].shape)
 
     def as_stat(v: Any) -> Pointwise:
         return pointwise(

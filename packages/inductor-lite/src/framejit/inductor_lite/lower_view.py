@@ -8,6 +8,7 @@ splitting reshapes); otherwise the value is realized first.
 
 from __future__ import annotations
 
+import contextlib
 from typing import Any
 
 import sympy
@@ -15,6 +16,7 @@ import torch
 
 from .ir import BufferView, Pointwise, contiguous_strides
 from .lowering import LoweringContext, NotLowered, aten, register
+from .sizes import SymbolicUnsupported, is_symbolic
 
 VIEW_OPS = [
     aten.view.default,
@@ -38,11 +40,38 @@ VIEW_OPS = [
 
 
 def _meta_like(
-    size: tuple[int, ...], stride: tuple[int, ...], offset: int, dtype: torch.dtype
+    ctx: LoweringContext,
+    size: tuple[Any, ...],
+    stride: tuple[Any, ...],
+    offset: Any,
+    dtype: torch.dtype,
 ) -> torch.Tensor:
+    """A tensor with this layout that computes nothing: a meta tensor, or for symbolic sizes
+    a fake tensor of the capture's ShapeEnv, so views come out as size expressions."""
+    if is_symbolic((*size, *stride, offset)):
+        sizes, mode = ctx.graph.sizes, ctx.graph.fake_mode
+        if mode is None:
+            raise SymbolicUnsupported("symbolic sizes without a fake mode")
+        with mode:
+            return torch.empty_strided(
+                [sizes.symint(n) for n in size], [sizes.symint(s) for s in stride], dtype=dtype
+            ).as_strided(
+                [sizes.symint(n) for n in size],
+                [sizes.symint(s) for s in stride],
+                sizes.symint(offset),
+            )
     extent = offset + 1 + sum((n - 1) * s for n, s in zip(size, stride, strict=True) if n > 0)
     storage = torch.empty(max(extent, 1), dtype=dtype, device="meta")
     return storage.as_strided(size, stride, offset)
+
+
+def _symbolic_args(ctx: LoweringContext, value: Any) -> Any:
+    """Size expressions among a view op's arguments, as SymInts of the capture's ShapeEnv."""
+    if isinstance(value, (list, tuple)):
+        return type(value)(_symbolic_args(ctx, v) for v in value)
+    if isinstance(value, sympy.Basic):
+        return ctx.graph.sizes.symint(value)
+    return value
 
 
 def _apply_meta(
@@ -51,18 +80,25 @@ def _apply_meta(
     target = ctx.node.target
     if target is aten.detach.default:
         target = aten.alias.default
-    out = target(base, *rest, **kwargs)
+    mode = getattr(base, "fake_mode", None)
+    with mode if mode is not None else contextlib.nullcontext():
+        out = target(base, *_symbolic_args(ctx, rest), **_symbolic_args(ctx, kwargs))
     if not isinstance(out, torch.Tensor):
         raise NotLowered("view op returned a non-tensor")
     return out
 
 
+def _layout(ctx: LoweringContext, out: torch.Tensor) -> tuple[Any, Any, Any]:
+    sizes = ctx.graph.sizes
+    return sizes.exprs(out.shape), sizes.exprs(out.stride()), sizes.expr(out.storage_offset())
+
+
 def view_of_buffer(
     ctx: LoweringContext, view: BufferView, rest: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> BufferView:
-    base = _meta_like(view.size, view.stride, view.offset, view.dtype)
+    base = _meta_like(ctx, view.size, view.stride, view.offset, view.dtype)
     out = _apply_meta(ctx, base, rest, kwargs)
-    return BufferView(view.buffer, tuple(out.shape), tuple(out.stride()), out.storage_offset())
+    return BufferView(view.buffer, *_layout(ctx, out))
 
 
 def affine_index_map(
@@ -106,7 +142,9 @@ def affine_index_map(
 def view_of_pointwise(
     ctx: LoweringContext, value: Pointwise, rest: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Pointwise | None:
-    base = _meta_like(value.size, contiguous_strides(value.size), 0, value.dtype)
+    if is_symbolic(value.size) or is_symbolic((rest, tuple(kwargs.values()))):
+        return None  # the index map below is integer arithmetic: realize, then view
+    base = _meta_like(ctx, value.size, contiguous_strides(value.size), 0, value.dtype)
     out = _apply_meta(ctx, base, rest, kwargs)
     remap = affine_index_map(
         value.size, tuple(out.shape), tuple(out.stride()), out.storage_offset()
@@ -143,8 +181,10 @@ MULTI_VIEW_OPS = [aten.split.Tensor, aten.split_with_sizes.default, aten.unbind.
 
 def lower_multi_view(ctx: LoweringContext, x: Any, *rest: Any, **kwargs: Any) -> Any:
     """Ops returning several views (split, unbind): one strided window or index map each."""
+    if isinstance(x, Pointwise) and is_symbolic(x.size):
+        x = ctx.realize(x)
     if isinstance(x, Pointwise):
-        base = _meta_like(x.size, contiguous_strides(x.size), 0, x.dtype)
+        base = _meta_like(ctx, x.size, contiguous_strides(x.size), 0, x.dtype)
         pieces = _apply_meta_multi(ctx, base, rest, kwargs)
         mapped = [
             affine_index_map(x.size, tuple(p.shape), tuple(p.stride()), p.storage_offset())
@@ -165,17 +205,18 @@ def lower_multi_view(ctx: LoweringContext, x: Any, *rest: Any, **kwargs: Any) ->
         x = ctx.realize(x)
     if not isinstance(x, BufferView):
         raise NotLowered("view of a non-tensor")
-    base = _meta_like(x.size, x.stride, x.offset, x.dtype)
+    base = _meta_like(ctx, x.size, x.stride, x.offset, x.dtype)
     return [
-        BufferView(x.buffer, tuple(p.shape), tuple(p.stride()), p.storage_offset())
-        for p in _apply_meta_multi(ctx, base, rest, kwargs)
+        BufferView(x.buffer, *_layout(ctx, p)) for p in _apply_meta_multi(ctx, base, rest, kwargs)
     ]
 
 
 def _apply_meta_multi(
     ctx: LoweringContext, base: torch.Tensor, rest: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> list[torch.Tensor]:
-    out = ctx.node.target(base, *rest, **kwargs)
+    mode = getattr(base, "fake_mode", None)
+    with mode if mode is not None else contextlib.nullcontext():
+        out = ctx.node.target(base, *_symbolic_args(ctx, rest), **_symbolic_args(ctx, kwargs))
     if not isinstance(out, (list, tuple)) or not all(isinstance(t, torch.Tensor) for t in out):
         raise NotLowered("multi-view op returned something else than tensors")
     return list(out)

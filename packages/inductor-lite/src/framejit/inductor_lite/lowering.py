@@ -68,7 +68,7 @@ class LoweringContext:
 
     @property
     def out_size(self) -> tuple[int, ...]:
-        return tuple(int(s) for s in self.meta.shape)
+        return self.graph.sizes.exprs(self.meta.shape)
 
     def arg_meta(self, position: int) -> Any:
         arg = self.node.args[position]

@@ -16,12 +16,14 @@ from __future__ import annotations
 
 import math
 from dataclasses import dataclass, field
+from typing import Any
 
 import sympy
 
 from .config import config
 from .ir import Buffer, ComputedBuffer, ExternCall, ReductionBody, index_symbols
 from .loop_body import LoopBody
+from .sizes import canonical, free_size_symbols, hint, hint_prod, known_lt, known_nonneg
 
 
 @dataclass(eq=False)
@@ -63,11 +65,12 @@ class FusedGroup:
         return {n.buffer.name for n in self.nodes}
 
     def work(self) -> int:
+        """Elements computed, at the example sizes (a heuristic)."""
         per_outer = max(
-            (math.prod(n.inner_ranges) * math.prod(n.reduction_ranges) for n in self.nodes),
+            (hint_prod(n.inner_ranges) * hint_prod(n.reduction_ranges) for n in self.nodes),
             default=1,
         )
-        return math.prod(self.outer) * per_outer
+        return hint_prod(self.outer) * per_outer
 
 
 Step = FusedGroup | ExternCall
@@ -121,27 +124,31 @@ def node_loops(buffer: ComputedBuffer, outer_len: int) -> NodeLoops:
     )  # fmt: skip
 
 
-def _linear_bounds(expr: sympy.Expr, ranges: dict[sympy.Symbol, int]) -> tuple[int, int] | None:
-    """Min and max of an integer-linear expression over the loop ranges, or None."""
-    if not expr.free_symbols <= set(ranges):
+def _linear_bounds(expr: sympy.Expr, ranges: dict[sympy.Symbol, Any]) -> tuple[Any, Any] | None:
+    """Min and max of an expression linear in the loop variables over their ranges (size
+    symbols may appear in coefficients and ranges), or None."""
+    loop_symbols = sorted(expr.free_symbols & set(ranges), key=str)
+    if free_size_symbols(expr) | set(loop_symbols) != expr.free_symbols:
         return None
+    if not loop_symbols:
+        return expr, expr
     try:
-        poly = sympy.Poly(expr, *sorted(expr.free_symbols, key=str)) if expr.free_symbols else None
+        poly = sympy.Poly(expr, *loop_symbols)
     except sympy.PolynomialError:
         return None
-    if poly is None:
-        return int(expr), int(expr)
     if poly.total_degree() > 1:
         return None
-    low = high = int(poly.coeff_monomial(1))
-    for symbol in expr.free_symbols:
+    low = high = poly.coeff_monomial(1)
+    for symbol in loop_symbols:
         coeff = poly.coeff_monomial(symbol)
-        if not coeff.is_Integer:
+        span = coeff * (ranges[symbol] - 1)
+        if known_nonneg(coeff):
+            high += span
+        elif known_nonneg(-coeff):
+            low += span
+        else:
             return None
-        span = int(coeff) * (ranges[symbol] - 1)
-        low += min(0, span)
-        high += max(0, span)
-    return low, high
+    return canonical(low), canonical(high)
 
 
 def outer_part(expr: sympy.Expr, outer: list[sympy.Symbol]) -> tuple[list[sympy.Expr], sympy.Expr]:
@@ -164,9 +171,9 @@ def same_outer_read(
     store_coeffs, _ = outer_part(producer.store_index, outer)
     if load_coeffs != store_coeffs or load_rest.free_symbols & set(outer):
         return False
-    block = math.prod(producer.inner_ranges)
+    block = canonical(math.prod(producer.inner_ranges))
     bounds = _linear_bounds(load_rest, reader.symbol_ranges)
-    return bounds is not None and bounds[0] >= 0 and bounds[1] < block
+    return bounds is not None and known_nonneg(bounds[0]) and known_lt(bounds[1], block)
 
 
 def _fits(group: FusedGroup, buffer: ComputedBuffer) -> tuple[int, ...] | None:
@@ -186,10 +193,11 @@ def _fits(group: FusedGroup, buffer: ComputedBuffer) -> tuple[int, ...] | None:
         while common < min(len(shape), len(group.outer)) and shape[common] == group.outer[common]:
             common += 1
         candidate = group.outer[:common]
-    if math.prod(candidate) < 64:
+    if hint_prod(candidate) < 64:
         # few outer iterations: big pointwise work would run on one thread
         big_node = (
-            not isinstance(buffer.body, ReductionBody) and buffer.numel >= config.parallel_min_work
+            not isinstance(buffer.body, ReductionBody)
+            and hint(buffer.numel) >= config.parallel_min_work
         )
         shrinks = candidate != group.outer and group.work() >= config.parallel_min_work
         if big_node or shrinks:
@@ -371,7 +379,7 @@ def _mark_stored(steps: list[Step], graph_outputs: set[str], extern_reads: set[s
             for node in step.nodes:
                 name = node.buffer.name
                 if name in internal and name not in external:
-                    block = math.prod(node.inner_ranges)
+                    block = hint_prod(node.inner_ranges)
                     if not node.is_reduction and node.inner_ranges and block <= LOCAL_BLOCK_LIMIT:
                         step.block_local.add(name)  # a per-thread array inside the outer loop
                     else:

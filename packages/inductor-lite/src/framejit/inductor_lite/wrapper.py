@@ -12,16 +12,18 @@ import itertools
 import linecache
 import math
 import os
-from collections.abc import Callable
+from collections.abc import Callable, Sequence
 from typing import Any
 
+import sympy
 import torch
 from torch.utils import _pytree as pytree
 
 from .codegen.common import GeneratedKernels
-from .graph_lowering import GraphLowering
+from .graph_lowering import GraphLowering, SizeInput
 from .ir import BufferView, ComputedBuffer, ExternCall, InputBuffer
 from .scheduler import FusedGroup, Step, buffer_readers, extern_arg_buffers
+from .sizes import MIN_SIZE, SymbolicUnsupported, pyexpr, pytuple
 
 
 def _leaves_keeping_none(result: Any) -> list[Any]:
@@ -36,6 +38,7 @@ class WrapperBuilder:
         steps: list[Step],
         kernels: GeneratedKernels,
         out_spec: pytree.TreeSpec,
+        conditions: Sequence[Any] = (),
     ) -> None:
         self.graph = graph
         self.steps = steps
@@ -46,11 +49,15 @@ class WrapperBuilder:
             "_as_strided": torch.as_strided,
             "_grad_enabled": torch.is_grad_enabled,
             "_tree_leaves": _leaves_keeping_none,
+            "_Tensor": torch.Tensor,
         }
         self.lines: list[str] = []
         self.preamble: list[str] = []  # module-level definitions before `call`
         self._constants = 0
         self._read: set[str] = set()  # buffers some step or the output reads
+        # relations between size symbols the compiled code relies on (ShapeEnv guards added
+        # while compiling): checked at each call
+        self.conditions: list[Any] = list(conditions)
 
     def device_check(self, name: str) -> str:
         """The condition that an input is not on the compiled device."""
@@ -65,13 +72,15 @@ class WrapperBuilder:
 
     def allocate(self, buffer: Any) -> str:
         return (
-            f"_empty({buffer.size!r}, {buffer.stride!r}, "
+            f"_empty({pytuple(buffer.size)}, {pytuple(buffer.stride)}, "
             f"dtype={self.const(buffer.dtype)}{self.device_arg()})"
         )
 
     def const(self, value: Any) -> str:
         if value is None or isinstance(value, (bool, str)):
             return repr(value)
+        if isinstance(value, sympy.Basic):  # a size expression: computed from the ks values
+            return pyexpr(value)
         if isinstance(value, int):
             return repr(value)
         if isinstance(value, float) and math.isfinite(value):
@@ -92,7 +101,10 @@ class WrapperBuilder:
         name = view.buffer.name
         if view.is_whole():
             return name
-        return f"_as_strided({name}, {view.size!r}, {view.stride!r}, {name}.storage_offset() + {view.offset})"
+        return (
+            f"_as_strided({name}, {pytuple(view.size)}, {pytuple(view.stride)}, "
+            f"{name}.storage_offset() + {pyexpr(view.offset)})"
+        )
 
     def arg(self, value: Any) -> str:
         if isinstance(value, BufferView):
@@ -106,23 +118,46 @@ class WrapperBuilder:
         names = [
             b.name if isinstance(b, InputBuffer) else f"s{i}" for i, b in enumerate(graph.inputs)
         ]
+        sources = self._size_sources(names)
         emit = self.lines.append
         emit("def call(*args):")
         if names:
             emit(f"    {', '.join(names)}{',' if len(names) == 1 else ''} = args")
         checks, grad_checks = [], []
+        if sources:
+            # the size symbols' values, read where the inputs hold them, once the inputs'
+            # kinds and ranks are checked (so reading them cannot raise)
+            ranks: dict[int, str] = {}
+            for position, dim, _ in sources.values():
+                name = names[position]
+                ranks[position] = (
+                    f"{name}.__class__ is not int"
+                    if dim is None
+                    else f"not isinstance({name}, _Tensor) or {name}.dim() != "
+                    f"{len(graph.inputs[position].size)}"
+                )
+            emit(f"    if {' or '.join(f'({c})' for c in ranks.values())}:")
+            emit("        return _fallback(args, 'inputs differ from the compiled example')")
+            for symbol, (position, dim, kind) in sources.items():
+                if dim is not None:
+                    emit(f"    {symbol} = {names[position]}.{kind}({dim})")
+            checks.append(" or ".join(f"{symbol} < {MIN_SIZE}" for symbol in sources))
         for name, value in zip(names, graph.inputs, strict=True):
             if isinstance(value, InputBuffer):
                 dtype = self.const(value.dtype)
                 checks.append(
-                    f"{name}.size() != {value.size!r} or {name}.stride() != {value.stride!r} "
+                    f"{name}.size() != {pytuple(value.size)} or {name}.stride() != {pytuple(value.stride)} "
                     f"or {name}.dtype is not {dtype} or {self.device_check(name)}"
                 )
                 grad_checks.append(f"{name}.requires_grad")
+            elif isinstance(value, SizeInput):
+                if not (isinstance(value.expr, sympy.Symbol) and value.expr.name == name):
+                    checks.append(f"{name}.__class__ is not int or {name} != {pyexpr(value.expr)}")
             else:
                 checks.append(
                     f"{name}.__class__ is not {self.const(type(value))} or {name} != {self.const(value)}"
                 )
+        checks.extend(f"not {pyexpr(condition)}" for condition in self.conditions)
         for name in graph.constants:
             emit(f"    {name} = _const_{name}")
             self.namespace[f"_const_{name}"] = graph.constants[name]
@@ -138,6 +173,30 @@ class WrapperBuilder:
         self._emit_steps()
         self._emit_return()
         return "\n\n".join([*self.preamble, "\n".join(self.lines)])
+
+    def _size_sources(self, names: list[str]) -> dict[str, tuple[int, int | None, str]]:
+        """Where each size symbol's value is read: a size input that is the symbol itself
+        (dim None), else the first input size or stride that is."""
+        wanted = set(self.graph.sizes.hints)
+        found: dict[str, tuple[int, int | None, str]] = {}
+        for position, value in enumerate(self.graph.inputs):
+            if (
+                isinstance(value, SizeInput)
+                and value.expr in wanted
+                and value.expr.name not in found
+            ):
+                found[value.expr.name] = (position, None, "")
+                names[position] = value.expr.name  # the input is the symbol's variable
+        for kind in ("size", "stride"):
+            for position, value in enumerate(self.graph.inputs):
+                if isinstance(value, InputBuffer):
+                    for dim, expr in enumerate(getattr(value, kind)):
+                        if isinstance(expr, sympy.Symbol) and expr in wanted:
+                            found.setdefault(expr.name, (position, dim, kind))
+        missing = sorted(s.name for s in wanted if s.name not in found)
+        if missing:
+            raise SymbolicUnsupported(f"no input holds the size symbols {missing}")
+        return dict(sorted(found.items(), key=lambda item: int(item[0][2:])))
 
     def _emit_steps(self) -> None:
         emit = self.lines.append
@@ -190,13 +249,20 @@ class WrapperBuilder:
     def kernel_call(self, name: str) -> str:
         spec = self.kernels.kernels[name]
         if not self.kernels.takes_tensors:
-            return f"_k_{name}({', '.join(f'{n}.data_ptr()' for n in spec.buffers)})"
+            return (
+                f"_k_{name}({', '.join([*(f'{n}.data_ptr()' for n in spec.buffers), *spec.sizes])})"
+            )
         # Triton: the grid is computed here, from the block size the launcher picks
-        xnumel = spec.launch["xnumel"]
+        xnumel = pyexpr(spec.launch["xnumel"])
+        args = "".join(f"{n}, " for n in [*spec.buffers, *spec.sizes])
+        if spec.sizes:  # the grid reads this call's sizes
+            return (
+                f"_k_{name}({args}grid=lambda XBLOCK: ((({xnumel} + XBLOCK - 1) // XBLOCK), 1, 1))"
+            )
         self.preamble.append(
             f"def _grid_{name}(XBLOCK):\n    return ((({xnumel} + XBLOCK - 1) // XBLOCK), 1, 1)"
         )
-        return f"_k_{name}({''.join(f'{n}, ' for n in spec.buffers)}grid=_grid_{name})"
+        return f"_k_{name}({args}grid=_grid_{name})"
 
     def _emit_extern(self, call: ExternCall) -> None:
         emit = self.lines.append
@@ -217,7 +283,7 @@ class WrapperBuilder:
             # not training) where meta says an empty tensor: consumers get the empty tensor
             emit(f"    if {buffer.name} is None:")
             emit(f"        {buffer.name} = {empty}")
-            emit(f"    elif {buffer.name}.stride() != {buffer.stride!r}:")
+            emit(f"    elif {buffer.name}.stride() != {pytuple(buffer.stride)}:")
             emit(f"        {buffer.name} = {empty}.copy_({buffer.name})")
 
     def _emit_return(self) -> None:

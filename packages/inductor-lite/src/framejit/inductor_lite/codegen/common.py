@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from collections.abc import Callable
 from concurrent.futures import Future
 from dataclasses import dataclass, field
@@ -27,6 +28,8 @@ def print_index(
             return "(" + " + ".join(render(a) for a in e.args) + ")"
         if e.is_Mul:
             return "(" + " * ".join(render(a) for a in e.args) + ")"
+        if e.is_Pow and e.exp.is_Integer and int(e.exp) > 0:  # sizes squared: ks1**2
+            return "(" + " * ".join([render(e.base)] * int(e.exp)) + ")"
         if isinstance(e, (sympy.Min, sympy.Max)):
             which = "min" if isinstance(e, sympy.Min) else "max"
             args = [render(a) for a in e.args]
@@ -39,11 +42,20 @@ def print_index(
     return render(sympy.sympify(expr))
 
 
+_SIZE_SYMBOL = re.compile(r"\bks(\d+)\b")
+
+
+def used_size_symbols(source: str) -> list[str]:
+    """The size symbols (`ks<k>`) a kernel body names, in order: its size arguments."""
+    return [f"ks{k}" for k in sorted({int(m) for m in _SIZE_SYMBOL.findall(source)})]
+
+
 @dataclass
 class KernelSpec:
     name: str
     buffers: list[str]  # argument order: one data pointer per buffer name
     checks_bounds: bool = False  # returns nonzero when an index was out of range
+    sizes: list[str] = field(default_factory=list)  # then one int64 per size symbol it reads
     # buffers the kernel needs in memory that the schedule keeps in registers (the wrapper
     # allocates them for the call)
     scratch: list[str] = field(default_factory=list)

@@ -15,7 +15,8 @@ import torch
 from ..config import config
 from ..ir import Buffer
 from ..scheduler import INNER, OUTER, FusedGroup, NodeLoops, outer_part
-from .common import GeneratedKernels, KernelSpec, print_index
+from ..sizes import canonical, hint_prod, is_symbolic
+from .common import GeneratedKernels, KernelSpec, print_index, used_size_symbols
 from .cpp_prelude import PRELUDE
 
 C_TYPES = {
@@ -217,6 +218,7 @@ class CppKernelOps:
 
     def indirect_index(self, value: CppValue, size: int, allow_negative: bool) -> sympy.Symbol:
         name = self.kernel.new_var("ind")
+        size = cexpr(size)
         self.kernel.checks_bounds = True
         self.lines.append(f"int64_t {name} = static_cast<int64_t>({value});")
         if allow_negative:
@@ -271,7 +273,7 @@ class CppKernel:
     def _row_body(self) -> list[str]:
         group = self.group
         body: list[str] = []
-        parallel_outer = group.work() >= config.parallel_min_work and math.prod(group.outer) >= 16
+        parallel_outer = group.work() >= config.parallel_min_work and hint_prod(group.outer) >= 16
         pure_pointwise = all(not n.inner_ranges and not n.is_reduction for n in group.nodes)
         outer_loops = list(zip(OUTER, group.outer, strict=False))
         depth = len(outer_loops)
@@ -279,8 +281,17 @@ class CppKernel:
         for node in group.nodes:
             if node.buffer.name in group.block_local:
                 ctype = STORAGE_TYPES[node.buffer.dtype]
-                block = math.prod(node.inner_ranges)
-                inner_body.append(f"alignas(64) {ctype} l_{node.buffer.name}[{block}];")
+                block = canonical(math.prod(node.inner_ranges))
+                name = node.buffer.name
+                if is_symbolic(block):  # one growing array per thread, reused by every row
+                    inner_body.append(f"static thread_local std::vector<{ctype}> v_{name};")
+                    inner_body.append(
+                        f"if (static_cast<int64_t>(v_{name}.size()) < {cexpr(block)}) "
+                        f"v_{name}.resize({cexpr(block)});"
+                    )
+                    inner_body.append(f"{ctype}* __restrict__ l_{name} = v_{name}.data();")
+                else:
+                    inner_body.append(f"alignas(64) {ctype} l_{name}[{block}];")
         for nest in group.nests:
             if nest[0].is_reduction:
                 self._reduction(nest[0], inner_body, parallel=not parallel_outer)
@@ -295,7 +306,7 @@ class CppKernel:
                     body.append(f"#pragma omp parallel for collapse({max(collapse, 1)})")
             elif pure_pointwise and position == depth - 1 and depth > 1:
                 body.append("#pragma omp simd")
-            body.append(f"for (int64_t {symbol} = 0; {symbol} < {size}; ++{symbol}) {{")
+            body.append(f"for (int64_t {symbol} = 0; {symbol} < {cexpr(size)}; ++{symbol}) {{")
         body.extend(inner_body)
         body.extend("}" for _ in outer_loops)
         return body
@@ -386,21 +397,33 @@ class CppKernel:
             ctype = STORAGE_TYPES[self.buffers[name].dtype]
             const = "" if written else "const "
             params.append(f"{const}{ctype}* __restrict__ p_{name}")
+        # the size symbols the body reads are arguments: one kernel serves every size
+        size_args = used_size_symbols("\n".join(body))
+        size_params = [f"const int64_t {s}" for s in size_args]
         name = group.name
-        lines = [f"static void {name}_impl({', '.join([*params, 'int* __restrict__ err'])}) {{"]
+        lines = [
+            f"static void {name}_impl({', '.join([*params, *size_params, 'int* __restrict__ err'])}) {{"
+        ]
         lines.extend("  " + line for line in body)
         lines.append("}")
-        raw = ", ".join(f"uintptr_t a{i}" for i in range(len(params)))
+        raw = ", ".join(
+            [*(f"uintptr_t a{i}" for i in range(len(params))), *(f"int64_t {s}" for s in size_args)]
+        )
         casts = ", ".join(
-            f"reinterpret_cast<{'' if w else 'const '}{STORAGE_TYPES[self.buffers[n].dtype]}*>(a{i})"
-            for i, (n, w) in enumerate(self.params.items())
+            [
+                *(
+                    f"reinterpret_cast<{'' if w else 'const '}{STORAGE_TYPES[self.buffers[n].dtype]}*>(a{i})"
+                    for i, (n, w) in enumerate(self.params.items())
+                ),
+                *size_args,
+            ]
         )
         lines.append(f'extern "C" int {name}({raw or "void"}) {{')
         lines.append("  int err = 0;")
         lines.append(f"  {name}_impl({casts + ', ' if casts else ''}&err);")
         lines.append("  return err;")
         lines.append("}")
-        spec = KernelSpec(name, list(self.params), self.checks_bounds)
+        spec = KernelSpec(name, list(self.params), self.checks_bounds, sizes=size_args)
         return "\n".join(lines), spec
 
     def _store(self, node: NodeLoops, value: CppValue, lines: list[str]) -> None:
@@ -427,7 +450,7 @@ class CppKernel:
         for position, (symbol, size) in enumerate(zip(symbols, ranges, strict=True)):
             if position == len(ranges) - 1:
                 out.append("#pragma omp simd")
-            out.append(f"for (int64_t {symbol} = 0; {symbol} < {size}; ++{symbol}) {{")
+            out.append(f"for (int64_t {symbol} = 0; {symbol} < {cexpr(size)}; ++{symbol}) {{")
         out.extend(lines)
         out.extend("}" for _ in ranges)
 
@@ -507,7 +530,7 @@ class CppKernel:
             if track_nan:
                 clauses += f" reduction(|:{nan})"
         ranges = node.reduction_ranges
-        big = math.prod(ranges) >= config.parallel_min_work
+        big = hint_prod(ranges) >= config.parallel_min_work
         # float sums: a float partial per innermost run (vectorizes like eager's), at most
         # SUM_BLOCK long, added into a double total, which keeps long sums accurate
         blocked = kind == "sum" and value_dtype == torch.float32 and bool(ranges)
@@ -524,10 +547,11 @@ class CppKernel:
                 pragma = f"#pragma omp parallel for{' simd' if last else ''} {clauses}"
             elif last and clauses:
                 pragma = f"#pragma omp simd {clauses if not blocked else f'reduction(+:{part})'}"
+            size = cexpr(size) if is_symbolic(size) else size
             header = f"for (int64_t {symbol} = 0; {symbol} < {size}; ++{symbol}) {{"
             if blocked and last:
                 chunk = self.new_var("rc")
-                if size > SUM_BLOCK:
+                if isinstance(size, str) or size > SUM_BLOCK:  # symbolic: may be long
                     outer_pragma = (
                         f"#pragma omp parallel for {clauses}"
                         if position == 0 and parallel and big

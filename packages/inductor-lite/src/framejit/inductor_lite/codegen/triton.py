@@ -353,6 +353,7 @@ class TritonKernelOps:
         return self._temp(expr, a.dtype, a.axes)
 
     def indirect_index(self, value: TValue, size: int, allow_negative: bool) -> sympy.Symbol:
+        size = texpr(size)
         kernel = self.kernel
         name = kernel.new_var("ind")
         kernel.checks_bounds = True
