@@ -118,6 +118,57 @@ def test_error_paths_do_not_leak():
     assert abs(after[1] - before[1]) < 100
 
 
+class Check:
+    def __call__(self, L):
+        return True
+
+
+class Payload:
+    pass
+
+
+def test_a_failed_co_extra_store_frees_the_new_cache():
+    """FE_CODE_SET_EXTRA failing (simulated: no memory for the extras holder): the call
+    raises MemoryError, the cache allocated for it is freed, the entry's check and payload
+    are not kept, and the next call stores the entry and hits."""
+    from framejit.frameeval._api import _C
+
+    check, payload = Check(), Payload()
+    refs = [weakref.ref(check), weakref.ref(payload)]
+    counts = [sys.getrefcount(check), sys.getrefcount(payload)]
+
+    def cb(frame, cache):
+        if frame.f_code is f.__code__:
+            return fe.GuardedCode(check, g.__code__, payload)
+        return None
+
+    def fail(n):
+        _C._debug_fail_set_extra(n)
+        for _ in range(n):
+            with pytest.raises(MemoryError):
+                f(1, 2)
+
+    fe.clear(f)
+    try:
+        with fe.callback(cb):
+            fail(200)  # warm up whatever the error path allocates once
+            before = snapshot(check, payload)
+            fail(5_000)
+            after = snapshot(check, payload)
+            assert fe.cache_entries(f) == []
+            assert [sys.getrefcount(check), sys.getrefcount(payload)] == counts
+            assert abs(after[1] - before[1]) < 100  # 5,000 caches of one block each: freed
+            assert f(1, 2) == 2  # stores now: the replacement runs
+            (entry,) = fe.cache_entries(f)
+            assert entry.check_fn is check and entry.payload is payload
+    finally:
+        _C._debug_fail_set_extra(0)
+        fe.clear(f)
+    del check, payload, entry
+    gc.collect()
+    assert [r() for r in refs] == [None, None]
+
+
 @pytest.mark.parametrize("replacement", ["itself", "another code"])
 def test_caches_of_dead_code_objects_are_freed(replacement):
     payload = object()

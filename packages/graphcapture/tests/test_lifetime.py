@@ -190,3 +190,49 @@ def test_seed_names_are_unchanged_in_the_ordinary_case():
     assert sorted(records[0].resume_functions) == sorted(
         n for n in namespace if n.startswith("__resume_at_")
     )
+
+
+def _torch_compile_eager(fn):
+    torch._dynamo.reset()
+    return torch.compile(fn, backend="eager")
+
+
+@pytest.mark.parametrize(
+    "compiler",
+    [
+        fj.compile,
+        pytest.param(
+            _torch_compile_eager,
+            marks=pytest.mark.xfail(
+                reason="torch.compile (2.13) pins an exec'd namespace through its cache entries",
+                strict=False,
+            ),
+        ),
+    ],
+    ids=["framejit", "torch"],
+)
+def test_a_dropped_exec_namespace_is_freed_with_its_compiled_code(compiler):
+    # globals -> function -> code -> co_extra -> check -> globals: the GC cannot see the
+    # co_extra edge, so the check reaches the globals weakly, or none of this would ever die
+    namespace = _namespace()
+    f = namespace["toy_example"]
+    namespace["model"] = Net()  # a module object living in the namespace
+    compiled = compiler(f)
+    a = torch.randn(10)
+    for b in (torch.ones(10), -torch.ones(10)):
+        torch.testing.assert_close(compiled(a, b), f(a, b))
+    died = []
+    model = namespace["model"]
+    alive = [f, f.__code__, model, model.lin.weight, namespace.get("__framejit_globals__")]
+    if compiler is fj.compile:
+        n_before = len(alive)
+        alive += [g.graph_module for e in fe.cache_entries(f) for g in e.payload.graphs]
+        assert len(alive) > n_before
+    refs = [weakref.ref(obj, died.append) for obj in alive if obj is not None]
+    del f, model, compiled, namespace, alive
+    # two passes: a graph module's own cycle (module <-> graph) is only garbage once the
+    # first pass has freed the code whose cache entry held it
+    gc.collect()
+    gc.collect()
+    assert [r() for r in refs] == [None] * len(refs)
+    assert len(died) == len(refs)  # every weakref callback ran

@@ -9,6 +9,7 @@ import torch
 
 from framejit.guards import (
     AttrSource,
+    GlobalSource,
     Guard,
     GuardKind,
     LocalSource,
@@ -75,3 +76,26 @@ def test_a_check_dies_with_its_last_reference():
     del check_fn
     gc.collect()
     assert ref() is None
+
+
+def test_a_check_reads_its_globals_weakly():
+    # a plain dict cannot be weakly referenced: the check reaches it through an anchor the
+    # dict itself owns, so the dict dies with its last outside reference (cycles included)
+    class Mod:
+        pass
+
+    scope = {"m": Mod()}
+    scope["self"] = scope  # a cycle: only the GC frees it
+    guard = Guard(AttrSource(GlobalSource("m"), "__class__"), GuardKind.ID_MATCH, Mod)
+    check_fn = compile_guards([guard], global_scope=scope)
+    assert check_fn({}) and check_fn.global_scope() is scope
+    scope["m"] = object()
+    assert not check_fn({}) and "not the traced object" in check_fn.failure_reason({})
+    died = []
+    ref = weakref.ref(scope["__framejit_globals__"], died.append)
+    del scope
+    gc.collect()
+    assert ref() is None and died
+    assert check_fn.global_scope() is None
+    assert check_fn({}) is False
+    assert check_fn.failure_reason({}) == "the frame's globals were freed"

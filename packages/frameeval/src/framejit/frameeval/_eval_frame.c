@@ -254,6 +254,19 @@ static int fe_register(PyObject *code) {
     return 0;
 }
 
+/* Tests only (_debug_fail_set_extra): the next N stores of a non-NULL extra fail as if the
+ * extras holder could not be allocated.  Read on the store path, never on a hit. */
+static int fe_debug_set_extra_failures = 0;
+
+static int fe_code_set_extra(PyObject *code, void *extra) {
+    if (fe_debug_set_extra_failures > 0 && extra != NULL) {
+        fe_debug_set_extra_failures--;
+        PyErr_NoMemory();
+        return -1;
+    }
+    return FE_CODE_SET_EXTRA(code, fe_extra_index, extra);
+}
+
 static int fe_set_extra(PyObject *code, void *extra) {
     fe_generation++;
     if (extra != NULL && fe_register(code) < 0) {
@@ -262,7 +275,7 @@ static int fe_set_extra(PyObject *code, void *extra) {
     }
     /* _PyCode_SetExtra runs fe_extra_free on the previous value.  When it fails (no memory
      * for the extras holder) it has stored nothing: the new value is ours to free. */
-    if (FE_CODE_SET_EXTRA(code, fe_extra_index, extra) < 0) {
+    if (fe_code_set_extra(code, extra) < 0) {
         fe_extra_free(extra);
         return -1;
     }
@@ -1506,6 +1519,16 @@ static PyObject *fe_py_get_cache_limit(PyObject *self, PyObject *unused) {
     return PyLong_FromLong(fe_cache_limit);
 }
 
+static PyObject *fe_py_debug_fail_set_extra(PyObject *self, PyObject *arg) {
+    long n = PyLong_AsLong(arg);
+    if (n == -1 && PyErr_Occurred()) {
+        return NULL;
+    }
+    int previous = fe_debug_set_extra_failures;
+    fe_debug_set_extra_failures = n < 0 ? 0 : (n > INT_MAX ? INT_MAX : (int)n);
+    return PyLong_FromLong(previous);
+}
+
 static PyObject *fe_py_hook_state(PyObject *self, PyObject *unused) {
     PyInterpreterState *interp = PyInterpreterState_Main();
     _PyFrameEvalFunction cur = _PyInterpreterState_GetEvalFrameFunc(interp);
@@ -1545,6 +1568,8 @@ static PyMethodDef fe_methods[] = {
     {"get_cache_limit", fe_py_get_cache_limit, METH_NOARGS, "the per-code cache limit"},
     {"hook_state", fe_py_hook_state, METH_NOARGS, "diagnostics about the installed hook"},
     {"stats", fe_py_stats, METH_O, "stats(reset) -> counters of intercepted calls"},
+    {"_debug_fail_set_extra", fe_py_debug_fail_set_extra, METH_O,
+     "tests: make the next N co_extra stores fail with MemoryError; returns the previous N"},
     {"always_true", fe_py_always_true, METH_O,
      "always_true(L) -> True; as a check_fn it is recognised and evaluated in C"},
     {NULL, NULL, 0, NULL},

@@ -16,6 +16,8 @@ import weakref
 from collections.abc import Callable, Iterable
 from typing import Any
 
+from framejit.guards import globals_ref, read_globals
+
 _counter = itertools.count()
 # (id(globals), name) -> id(the value framejit installed there); ids only, nothing pinned
 _installed: dict[tuple[int, str], int] = {}
@@ -60,9 +62,14 @@ def uninstall_with(owner: Any, f_globals: dict, names: Iterable[str]) -> None:
     key = id(f_globals)
     installed = [(n, _installed[(key, n)]) for n in names if (key, n) in _installed]
     if installed:
-        weakref.finalize(owner, _uninstall_all, f_globals, installed)
+        # the globals weakly: the finalizer registry must not keep an exec'd namespace alive
+        weakref.finalize(owner, _uninstall_all, globals_ref(f_globals), key, installed)
 
 
-def _uninstall_all(f_globals: dict, installed: list[tuple[str, int]]) -> None:
+def _uninstall_all(scope_ref: weakref.ref, key: int, installed: list[tuple[str, int]]) -> None:
+    f_globals = read_globals(scope_ref)
     for name, installed_id in installed:
-        uninstall(f_globals, name, installed_id)
+        if f_globals is not None:
+            uninstall(f_globals, name, installed_id)
+        elif _installed.get((key, name)) == installed_id:  # the globals died first
+            del _installed[(key, name)]

@@ -2,12 +2,14 @@
 
 Public API (the contract in DESIGN.md): sources, ``Guard``/``GuardKind``,
 ``compile_guards`` and ``global_state_guard``; ``mirror_check`` is the plain-Python
-reference evaluation of a guard set.
+reference evaluation of a guard set; ``globals_ref``/``read_globals`` reach a globals dict
+weakly (what checks use for ``G``).
 """
 
 from .compiler import compile_guards
 from .global_state import GlobalStateSnapshot, global_state_guard
 from .guard import Guard, GuardKind
+from .lifetime import globals_ref, read_globals
 from .mirror import mirror_check
 from .shape_expr import ShapeExpr
 from .source import (
@@ -56,5 +58,7 @@ __all__ = [
     "TypeSource",
     "compile_guards",
     "global_state_guard",
+    "globals_ref",
     "mirror_check",
+    "read_globals",
 ]

@@ -28,7 +28,9 @@ string of user code is executed.  The function gets ``code_parts``,
 and ``source`` attributes.  The two failure functions re-check guard by guard in plain Python
 (the mirror), so they cost nothing on the hit path: callers use them only after a miss.
 ``invalidated`` / ``on_invalidate`` (``lifetime.py``): the check dies with the objects its
-ID_MATCH guards hold weakly.
+ID_MATCH guards hold weakly.  ``G`` is not a closure variable: a guard set that reads globals
+starts with ``G = ___globals_ref().globals`` (``lifetime.GlobalsAnchor``), so a check never
+keeps its frame's globals alive; ``check_fn.global_scope()`` reads them (None once freed).
 """
 
 from __future__ import annotations
@@ -46,7 +48,7 @@ import torch
 
 from .guard import Guard, GuardKind
 from .kinds import CodePart, handler_for, origin_suffix
-from .lifetime import watch_held
+from .lifetime import globals_ref, read_globals, watch_held
 from .mirror import guard_failure, iter_failures
 from .source import SOURCE_HELPERS, builtins_dict
 
@@ -76,7 +78,8 @@ class _CodeGen:
 
     def bind_helper(self, name: str) -> None:
         if name == "G":
-            self.closure["G"] = self.global_scope
+            if "___globals_ref" not in self.closure:
+                self.closure["___globals_ref"] = globals_ref(self.global_scope)
         elif name == "B":
             self.closure["B"] = builtins_dict(self.global_scope)
         else:
@@ -133,6 +136,9 @@ def _generate_source(parts: list[CodePart], closure_names: list[str]) -> str:
         "    def guard(L):",
         "        try:",
     ]
+    if "___globals_ref" in closure_names:
+        # freed globals: None has no .globals, the AttributeError below makes it a miss
+        lines.append("            G = ___globals_ref().globals")
     for p in parts:
         lines += [f"            if not ({p.code}):", "                return False"]
     if not parts:
@@ -176,6 +182,11 @@ def compile_guards(guards: Iterable[Guard], global_scope: dict[str, Any]) -> Any
     # The failure functions live on check_fn: a weak reference back keeps them out of a
     # cycle, so a discarded cache entry frees its check at once (not at the next GC pass).
     check_ref = weakref.ref(check_fn)
+    scope_ref = globals_ref(global_scope) if "___globals_ref" in gen.closure else None
+
+    def global_scope_now() -> dict[str, Any] | None:
+        """The globals the check reads (None once freed); a check without G reads none."""
+        return read_globals(scope_ref) if scope_ref is not None else {}
 
     def failure_reason(L: dict[str, Any]) -> str | None:
         """The first failing guard, with detail; None when the check passes."""
@@ -184,8 +195,11 @@ def compile_guards(guards: Iterable[Guard], global_scope: dict[str, Any]) -> Any
             return f"the guards were invalidated: {check_fn.invalidated}"
         if check_fn(L):
             return None
+        G = global_scope_now()
+        if G is None:
+            return "the frame's globals were freed"
         for g in failure_order:
-            reason = guard_failure(g, L, global_scope)
+            reason = guard_failure(g, L, G)
             if reason is not None:
                 return reason + origin_suffix(g)
         return _ALL_HOLD
@@ -197,9 +211,10 @@ def compile_guards(guards: Iterable[Guard], global_scope: dict[str, Any]) -> Any
             return [f"the guards were invalidated: {check_fn.invalidated}"]
         if check_fn(L):
             return []
-        found = [
-            reason + origin_suffix(g) for g, reason in iter_failures(failure_order, L, global_scope)
-        ]
+        G = global_scope_now()
+        if G is None:
+            return ["the frame's globals were freed"]
+        found = [reason + origin_suffix(g) for g, reason in iter_failures(failure_order, L, G)]
         return found or [_ALL_HOLD]
 
     check_fn.code_parts = [p.code for p in parts]
@@ -214,7 +229,7 @@ def compile_guards(guards: Iterable[Guard], global_scope: dict[str, Any]) -> Any
         )
     }
     check_fn.source = source
-    check_fn.global_scope = global_scope
+    check_fn.global_scope = global_scope_now
     weakref.finalize(check_fn, linecache.cache.pop, filename, None)
     watch_held(check_fn, [g.value for g in unique if g.kind is GuardKind.ID_MATCH])
     return check_fn

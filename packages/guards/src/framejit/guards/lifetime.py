@@ -11,6 +11,11 @@ keep a dropped model or its inputs alive:
 - The rule where no weak reference is possible (int, str, tuple, list, dict, None, ...
   instances of classes without ``__weakref__``): ID_MATCH keeps a strong reference, the only
   way an id stays unique.  Such objects are constants and small containers in practice.
+- The frame's globals (``G``) are read through ``GlobalsAnchor``: a plain dict cannot be
+  weakly referenced, and a check that held ``G`` would close the loop globals -> function ->
+  code -> co_extra -> check -> globals, which the GC cannot see through (code objects do
+  not traverse co_extra), so an exec'd namespace or a dynamically made function would
+  never die.
 """
 
 from __future__ import annotations
@@ -50,6 +55,38 @@ class Held:
         if self._ref is None or obj is None:
             return None
         return weakref.ref(obj, callback)
+
+
+ANCHOR_KEY = "__framejit_globals__"
+
+
+class GlobalsAnchor:
+    """Stored in a globals dict under ``ANCHOR_KEY``, holding that dict: a cycle the GC sees,
+    so the dict dies with its last outside reference, while checks reach it through a weak
+    reference to the anchor (``globals_ref(G)().globals``; the call returns None once gone).
+    """
+
+    __slots__ = ("__weakref__", "globals")
+
+    def __init__(self, G: dict) -> None:
+        self.globals = G
+
+    def __repr__(self) -> str:
+        return f"<framejit globals anchor of {self.globals.get('__name__', '?')!r}>"
+
+
+def globals_ref(G: dict) -> weakref.ref:
+    """A weak reference to ``G``'s anchor (made on first use; a copied dict gets its own)."""
+    anchor = G.get(ANCHOR_KEY)
+    if type(anchor) is not GlobalsAnchor or anchor.globals is not G:
+        anchor = GlobalsAnchor(G)
+        G[ANCHOR_KEY] = anchor
+    return weakref.ref(anchor)
+
+
+def read_globals(ref: weakref.ref) -> dict | None:
+    anchor = ref()
+    return anchor.globals if anchor is not None else None
 
 
 _dead_codes: dict[int, Any] = {}
