@@ -33,12 +33,7 @@ class Counting:
         return gm.forward
 
     def ops(self) -> int:
-        return sum(
-            1
-            for gm in self.graphs
-            for n in gm.graph.nodes
-            if n.op in ("call_function", "call_method", "call_module")
-        )
+        return sum(hf_tiny.live_op_count(gm) for gm in self.graphs)
 
 
 def _first_call(name: str, compile_fn, reset) -> tuple[float, int, int]:

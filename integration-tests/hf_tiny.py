@@ -117,3 +117,13 @@ def tensors_of(output) -> list[torch.Tensor]:
 
 def loss_of(output) -> torch.Tensor:
     return sum(t.float().pow(2).mean() for t in tensors_of(output) if t.is_floating_point())
+
+
+def live_op_count(gm: torch.fx.GraphModule) -> int:
+    """The ops of a captured graph that compute something: call nodes after dead-code
+    elimination (framejit drops an unused pure op, such as transformers' `head_arange`,
+    where torch.compile's graph keeps it), so the two are counted alike."""
+    graph = torch.fx.Graph()
+    graph.output(graph.graph_copy(gm.graph, {}))
+    graph.eliminate_dead_code()
+    return sum(1 for n in graph.nodes if n.op in ("call_function", "call_method", "call_module"))

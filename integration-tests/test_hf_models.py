@@ -21,9 +21,8 @@ from framejit import graphcapture as fj
 from framejit.graphcapture import events
 
 MODELS = sorted(hf_tiny.MODELS)
-# models whose graph count is not yet torch.compile's (issue 10): dict-like library
-# classes (AttentionInterface), ModelOutput construction, dataclass fields, sets
-NOT_AT_PARITY = {"bert", "distilbert", "gpt2", "llama", "t5"}
+# models whose graph count is not yet torch.compile's (issue 10); none left
+NOT_AT_PARITY: set[str] = set()
 
 
 class Counting:
@@ -37,12 +36,7 @@ class Counting:
         return gm.forward
 
     def ops(self) -> int:
-        return sum(
-            1
-            for gm in self.graphs
-            for node in gm.graph.nodes
-            if node.op in ("call_function", "call_method", "call_module")
-        )
+        return sum(hf_tiny.live_op_count(gm) for gm in self.graphs)
 
 
 def _assert_outputs_close(got, expected):

@@ -8,6 +8,7 @@ escape the frame are rebuilt.  torch.compile captures each in one graph (fullgra
 
 from __future__ import annotations
 
+import collections
 import dataclasses
 import enum
 import typing
@@ -244,3 +245,96 @@ def super_multiple_inheritance(x):
 @case(t(4))
 def classmethod_through_instance(x):
     return Child(x, 1).build(x) + Base.build(x).value()
+
+
+# ----------------------------------------------------------------- dict subclasses, metaclasses
+class RenamingMeta(type):
+    """A metaclass that leaves type.__call__ alone (transformers' _BCCacheNameMeta)."""
+
+    def __setattr__(cls, name, value):
+        super().__setattr__(name, value)
+
+
+class Output(collections.OrderedDict, metaclass=RenamingMeta):
+    """transformers' ModelOutput, reduced: a dataclass over an OrderedDict whose fields are
+    both attributes and keys, written through super().__setitem__/__setattr__."""
+
+    def __post_init__(self):
+        for f in dataclasses.fields(self):
+            v = self.__dict__.get(f.name)
+            if v is not None:
+                self[f.name] = v
+
+    def __setitem__(self, key, value):
+        super().__setitem__(key, value)
+        super().__setattr__(key, value)
+
+    def __setattr__(self, name, value):
+        if name in {f.name for f in dataclasses.fields(self)} and value is not None:
+            super().__setitem__(name, value)
+        super().__setattr__(name, value)
+
+    def __getitem__(self, k):
+        if isinstance(k, str):
+            return dict(self.items())[k]
+        return self.to_tuple()[k]
+
+    def to_tuple(self):
+        return tuple(self[k] for k in self.keys())
+
+    def get(self, key, default=None):
+        return super().get(key, default)
+
+
+@dataclasses.dataclass
+class LayerOutput(Output):
+    hidden: torch.Tensor = None
+    extra: torch.Tensor = None
+
+
+class Registry(dict):
+    """transformers' _CanRecordRegistry: keyed by str(key), read through super().get."""
+
+    def get(self, key):
+        return super().get(str(key)) or {}
+
+
+REGISTRY = Registry({"k": {"scale": 2}})
+
+
+class Settings(dict):
+    def __init__(self, **kwargs):
+        super().__init__(**kwargs)
+        self.origin = "made"
+
+
+@case(t(4))
+def model_output_built_read_and_escapes(x):
+    out = LayerOutput(hidden=x + 1)
+    y = out[0] * 2 + out["hidden"] + out.hidden + (out.get("extra") is None)
+    return (
+        LayerOutput(hidden=y, extra=out.get("hidden")),
+        len(out),
+        list(out.keys()),
+        "extra" in out,
+    )
+
+
+@case(t(4))
+def dict_subclass_super_get_on_a_global(x):
+    return x * REGISTRY.get("k")["scale"] + len(REGISTRY.get("absent"))
+
+
+@case(t(4))
+def dict_subclass_init_iteration_and_truth(x):
+    s = Settings(a=1, b=x)
+    total = x * 0
+    for k in s:
+        total = total + s[k]
+    return total, len(s), bool(s), [k for k, _ in s.items()], s.origin, s
+
+
+@case(t(4))
+def finfo_and_iinfo_of_a_dtype_are_folded(x):
+    # transformers' masks: torch.finfo(dtype).min
+    return x.clamp(min=torch.finfo(x.dtype).min) + torch.iinfo(torch.int8).max + torch.finfo().eps

@@ -230,3 +230,32 @@ def test_kwargs_mutated_before_a_graph_break():
     compiled = fj.compile(wrapper)
     for _ in range(2):
         torch.testing.assert_close(compiled(input_ids=x), wrapper(input_ids=x))
+
+
+def test_environment_variable_read_is_folded_and_guarded_by_value(monkeypatch):
+    import os
+
+    def fn(x):
+        # transformers' use_gqa_in_sdpa: a switch read from the environment
+        if os.environ.get("FRAMEJIT_TEST_SWITCH", "0") == "1":
+            x = x * 10
+        if "FRAMEJIT_TEST_OTHER" in os.environ:
+            x = x + int(os.environ["FRAMEJIT_TEST_OTHER"])
+        return x + (os.getenv("FRAMEJIT_TEST_UNSET") is None)
+
+    monkeypatch.delenv("FRAMEJIT_TEST_SWITCH", raising=False)
+    monkeypatch.delenv("FRAMEJIT_TEST_OTHER", raising=False)
+    monkeypatch.delenv("FRAMEJIT_TEST_UNSET", raising=False)
+    counter = fj.testing.CompileCounter()
+    compiled = fj.compile(fn, backend=counter, fullgraph=True)
+    x = torch.ones(2)
+    torch.testing.assert_close(compiled(x), fn(x))
+    torch.testing.assert_close(compiled(x), fn(x))
+    assert counter.frame_count == 1
+    monkeypatch.setenv("FRAMEJIT_TEST_SWITCH", "1")  # a guarded value changes: recompiles
+    torch.testing.assert_close(compiled(x), fn(x))
+    monkeypatch.setenv("FRAMEJIT_TEST_OTHER", "3")  # a variable appears
+    torch.testing.assert_close(compiled(x), fn(x))
+    monkeypatch.setenv("FRAMEJIT_TEST_OTHER", "4")
+    torch.testing.assert_close(compiled(x), fn(x))
+    assert counter.frame_count == 4

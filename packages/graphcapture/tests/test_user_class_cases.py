@@ -20,6 +20,14 @@ def _same_objects(actual, expected) -> None:
         assert type(actual) is Box and vars(actual).keys() == vars(expected).keys()
         for k in vars(expected):
             torch.testing.assert_close(getattr(actual, k), getattr(expected, k))
+    elif isinstance(expected, dict) and type(expected) is not dict:
+        # a dict subclass: its contents and its attributes
+        assert type(actual) is type(expected) and list(actual) == list(expected)
+        for k in expected:
+            _same_objects(dict.__getitem__(actual, k), dict.__getitem__(expected, k))
+        assert vars(actual).keys() == vars(expected).keys()
+        for k in vars(expected):
+            _same_objects(vars(actual)[k], vars(expected)[k])
     elif hasattr(expected, "__dataclass_fields__") and not isinstance(expected, type):
         assert type(actual) is type(expected)
         assert vars(actual).keys() == vars(expected).keys()
@@ -61,3 +69,45 @@ def test_eq_of_input_dataclasses_is_traced_not_folded():
         (Tag("c", 1), Tag("c", 1)),
     ]:
         torch.testing.assert_close(compiled(x, a, b), fn(x, a, b))
+
+
+def test_contents_of_a_dict_subclass_read_in_the_trace_are_guarded():
+    import cases_user_classes as cases
+
+    def fn(x):
+        return x * cases.REGISTRY.get("k")["scale"]
+
+    counter = fj.testing.CompileCounter()
+    compiled = fj.compile(fn, backend=counter, fullgraph=True)
+    x = torch.ones(2)
+    saved = dict(cases.REGISTRY)
+    try:
+        torch.testing.assert_close(compiled(x), fn(x))
+        dict.__setitem__(cases.REGISTRY, "k", {"scale": 5})  # a value changed
+        torch.testing.assert_close(compiled(x), fn(x))
+        dict.__setitem__(cases.REGISTRY, "other", {})  # the keys changed
+        torch.testing.assert_close(compiled(x), fn(x))
+    finally:
+        dict.clear(cases.REGISTRY)
+        dict.update(cases.REGISTRY, saved)
+    assert counter.frame_count == 3
+
+
+def test_a_metaclass_with_its_own_call_is_not_built_like_a_plain_class():
+    class Counting(type):
+        made = 0
+
+        def __call__(cls, *args):
+            Counting.made += 1
+            return super().__call__(*args)
+
+    class Thing(metaclass=Counting):
+        def __init__(self, x):
+            self.x = x
+
+    def fn(x):
+        return Thing(x + 1).x * 2
+
+    compiled = fj.compile(fn, backend="eager")
+    torch.testing.assert_close(compiled(torch.ones(2)), fn(torch.ones(2)))
+    assert Counting.made == 2  # the metaclass __call__ ran once per call (side effect kept)

@@ -13,6 +13,7 @@ from framejit.guards import (
     BuiltinSource,
     CellContentsSource,
     ClosureCellSource,
+    EnvironSource,
     GlobalSource,
     ItemSource,
     LocalSource,
@@ -86,6 +87,7 @@ CASES = [
     (ShapeSource(LocalSource("x"), 0), "L['x'].size()[0]"),
     (StrideSource(LocalSource("x"), 0), "L['x'].stride()[0]"),
     (NumelSource(LocalSource("x")), "L['x'].numel()"),
+    (EnvironSource("PATH"), "___environ_get('PATH')"),
 ]
 
 
@@ -147,3 +149,20 @@ def test_str_subclass_with_hostile_repr_is_refused():
         ItemSource(LocalSource("d"), Evil("k"))
     with pytest.raises(TypeError):
         LocalSource(Evil("a"))
+
+
+def test_environ_source_guards_a_variable_set_or_unset(monkeypatch):
+    from framejit.guards import Guard, GuardKind, compile_guards
+
+    monkeypatch.delenv("FRAMEJIT_TEST_ENV", raising=False)
+    unset = compile_guards(
+        [Guard(EnvironSource("FRAMEJIT_TEST_ENV"), GuardKind.EQUALS_MATCH, None)], {}
+    )
+    is_one = compile_guards(
+        [Guard(EnvironSource("FRAMEJIT_TEST_ENV"), GuardKind.EQUALS_MATCH, "1")], {}
+    )
+    assert unset({}) and not is_one({})
+    monkeypatch.setenv("FRAMEJIT_TEST_ENV", "1")
+    assert is_one({}) and not unset({})
+    monkeypatch.setenv("FRAMEJIT_TEST_ENV", "0")
+    assert not is_one({}) and not unset({})

@@ -19,6 +19,7 @@ from __future__ import annotations
 
 import builtins
 import keyword
+import os
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -379,7 +380,26 @@ class NumelSource(Source):
         return self.base.get(L, G).numel()
 
 
+@dataclass(frozen=True)
+class EnvironSource(Source):
+    """``os.environ.get(key)``: an environment variable's value, None when unset (a root:
+    the process environment, not a frame's)."""
+
+    key: str
+    helpers: ClassVar[tuple[str, ...]] = ("___environ_get",)
+
+    def __post_init__(self) -> None:
+        _check_name(self.key, "EnvironSource key")
+
+    def name(self) -> str:
+        return f"___environ_get({render_literal(self.key)})"
+
+    def get(self, L, G):
+        return os.environ.get(self.key)
+
+
 #: Helper callables a rendered source may reference, by the closure name it uses.
 SOURCE_HELPERS: dict[str, Any] = {
     "___tuple_iterator_getitem": tuple_iterator_getitem,
+    "___environ_get": os.environ.get,
 }

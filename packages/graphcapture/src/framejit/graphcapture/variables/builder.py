@@ -11,6 +11,7 @@ import builtins
 import collections
 import enum
 import functools
+import os
 import types
 from typing import Any
 
@@ -26,6 +27,7 @@ from .base import ConcreteValueVariable, ConstantVariable, VariableTracker, is_c
 from .builtins import BuiltinVariable
 from .collections_models import CounterVariable, DefaultDictVariable, DequeVariable
 from .containers import DictVariable, ListVariable, SizeVariable, TupleVariable
+from .environ import EnvironVariable
 from .functions import UserFunctionVariable, UserMethodVariable
 from .functools_models import PartialVariable
 from .objects import (
@@ -177,6 +179,9 @@ def _build(tx, value: Any, source) -> VariableTracker:
         return DequeVariable(items, value.maxlen, source)
     if type(value) in (set, frozenset):
         return _wrap_set(tx, value, source)
+    if value is os.environ:
+        _guard(tx, source, GuardKind.ID_MATCH, value)
+        return EnvironVariable(value, source)
     if _hashable_in(value, MODELS):
         _guard(tx, source, GuardKind.ID_MATCH, value)
         return ModelledFunctionVariable(value, source)

@@ -117,6 +117,10 @@ def contains_op(tx, container: VariableTracker, needle: VariableTracker) -> bool
     method = getattr(container, "call_method", None)
     if method is not None and _has_python_dunder(container, "__contains__"):
         return container.call_method(tx, "__contains__", [needle], {}).truth(tx)
+    storage = getattr(container, "_dict_fallback", None)
+    storage = storage(tx, "__contains__") if storage is not None else None
+    if storage is not None:  # a dict subclass leaving `in` to dict
+        return contains_op(tx, storage, needle)
     raise Unsupported(f"`in` on {container}")
 
 

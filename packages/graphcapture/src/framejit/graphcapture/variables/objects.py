@@ -12,6 +12,7 @@ from ..sources import AttrSource, ItemSource
 from . import torch_calls
 from .base import ConcreteValueVariable, ConstantVariable, VariableTracker, is_constant_value
 from .containers import IteratorVariable, TupleVariable
+from .dict_objects import DictSlotMethod, dict_base, dict_storage, is_dict_slot
 from .functions import UserFunctionVariable, UserMethodVariable
 
 
@@ -110,6 +111,8 @@ class GetAttrMixin:
             return UserMethodVariable(class_attr.__func__, cls_vt)
         if isinstance(class_attr, types.FunctionType):
             return UserMethodVariable(class_attr, self, source)
+        if is_dict_slot(class_attr) and dict_base(cls) is not None:
+            return DictSlotMethod(self, name)
         if isinstance(class_attr, types.MemberDescriptorType):
             try:  # a __slots__ member: the value in the object's slot
                 value = class_attr.__get__(obj, cls)
@@ -368,14 +371,28 @@ class UserDefinedObjectVariable(GetAttrMixin, ConcreteValueVariable):
 
         result = dunder_truth(tx, self)
         if result is None:
+            storage = self._dict_fallback(tx, "__len__")
+            if storage is not None:
+                return storage.truth(tx)
             raise Unsupported(f"truth of a {type(self.value).__name__} object")
         return result
+
+    def _dict_fallback(self, tx, dunder: str):
+        """The dict storage of a dict-subclass object whose class leaves `dunder` to dict."""
+        from .user_classes import _python_method
+
+        if dict_base(type(self.value)) is None or _python_method(self, dunder) is not None:
+            return None
+        return dict_storage(tx, self)
 
     def unpack(self, tx) -> list[VariableTracker]:
         from .user_classes import dunder_iter
 
         items = dunder_iter(tx, self)
         if items is None:
+            storage = self._dict_fallback(tx, "__iter__")
+            if storage is not None:
+                return storage.unpack(tx)
             raise Unsupported(f"iteration over a {type(self.value).__name__} object")
         return items
 
@@ -384,6 +401,9 @@ class UserDefinedObjectVariable(GetAttrMixin, ConcreteValueVariable):
 
         result = dunder_getitem(tx, self, index)
         if result is None:
+            storage = self._dict_fallback(tx, "__getitem__")
+            if storage is not None:
+                return storage.getitem(tx, index)
             raise Unsupported(f"indexing a {type(self.value).__name__} object")
         return result
 
@@ -433,9 +453,13 @@ class SuperVariable(VariableTracker):
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
         # super() in a classmethod has the class itself as its object
-        is_class = isinstance(self.obj, UserDefinedClassVariable)
+        is_class = isinstance(self.obj, UserDefinedClassVariable) and (
+            isinstance(self.obj.value, type) and issubclass(self.obj.value, self.cls)
+        )  # else a class as an instance (of a metaclass: super() in its __call__)
         obj_type = self.obj.value if is_class else self.obj.python_type()
         mro = obj_type.__mro__
+        if self.cls not in mro:
+            raise Unsupported("TypeError: super(type, obj): obj is not an instance of type")
         for klass in mro[mro.index(self.cls) + 1 :]:
             if name in klass.__dict__:
                 attr = klass.__dict__[name]
@@ -454,6 +478,8 @@ class SuperVariable(VariableTracker):
                     return _ObjectMethod(self.obj, "setattr")
                 if isinstance(attr, types.FunctionType):
                     return UserMethodVariable(attr, self.obj)
+                if is_dict_slot(attr) and not is_class and dict_base(obj_type) is not None:
+                    return DictSlotMethod(self.obj, name)
                 raise Unsupported(f"super().{name} is not a plain method")
         raise Unsupported(f"AttributeError: super() has no {name!r}")
 
@@ -484,6 +510,9 @@ class InstanceDictVariable(VariableTracker):
 
         from .builder import wrap
 
+        if getattr(self.obj, "made_in_trace", False):
+            value = self.obj.attrs.get(key)  # the whole __dict__ is the trace's
+            return value is not None, value
         if tx.output.side_effects.pending_attr(self.obj, key) is not None:
             raise Unsupported("obj.__dict__ read after an attribute store in the trace")
         source = self.obj.source

@@ -17,13 +17,17 @@ user objects, made here or read from the frame's inputs.
 from __future__ import annotations
 
 import enum
+import functools
 import operator
 import types
 
+import torch
+
 from ..exc import Unsupported
 from ..sources import AttrSource
-from .base import ConstantVariable, VariableTracker
-from .containers import TupleVariable
+from .base import ConstantVariable, VariableTracker, fold
+from .containers import DictVariable, TupleVariable
+from .dict_objects import DICT_BASES, DictSlotMethod, dict_base, is_dict_slot, rebuild_dict_object
 from .functions import UserFunctionVariable
 from .objects import _MISSING, UserDefinedObjectVariable, _class_lookup
 
@@ -66,10 +70,14 @@ def _own_overrides(cls) -> set:
 
 
 def _plain_class(cls) -> str | None:
-    """Why instances of `cls` cannot be built as NewObjectVariables (None: they can)."""
-    if type(cls) not in (type, _ABCMeta()):
-        return f"metaclass {type(cls).__name__}"
+    """Why instances of `cls` cannot be built as NewObjectVariables (None: they can).
+    A metaclass that leaves `type.__call__` alone builds instances as `type` does; a dict
+    or OrderedDict base gives the object dict storage (dict_objects.py)."""
+    if type(cls) not in (type, _ABCMeta()) and type(cls).__call__ is not type.__call__:
+        return f"metaclass {type(cls).__name__} with its own __call__"
     for klass in cls.__mro__[:-1]:
+        if klass in DICT_BASES:
+            continue
         if klass.__module__ == "builtins" or "__slots__" in klass.__dict__:
             return f"base class {klass.__name__} (builtin or __slots__)"
         if "__new__" in klass.__dict__:
@@ -83,8 +91,17 @@ def _ABCMeta():
     return abc.ABCMeta
 
 
+# C classes whose instances are immutable facts of constant arguments: folded
+# (torch.finfo() without a dtype reads the default dtype, which the global-state guard holds)
+FOLDED_CLASSES = (torch.finfo, torch.iinfo)
+
+
 def construct(tx, cls_vt, args: list, kwargs: dict) -> VariableTracker:
     cls = cls_vt.value
+    if cls in FOLDED_CLASSES and all(a.is_python_constant() for a in [*args, *kwargs.values()]):
+        values = {k: v.as_python_constant() for k, v in kwargs.items()}
+        make = functools.partial(cls, **values)
+        return ConstantVariable(fold(make, *[a.as_python_constant() for a in args]))
     if is_namedtuple_class(cls) and "__new__" not in _own_overrides(cls):
         return _namedtuple(tx, cls, args, kwargs)
     if isinstance(cls, enum.EnumMeta):
@@ -94,7 +111,9 @@ def construct(tx, cls_vt, args: list, kwargs: dict) -> VariableTracker:
         raise Unsupported(f"constructing a {cls.__qualname__} object ({why})")
     obj = NewObjectVariable(cls)
     init = _class_lookup(cls, "__init__")
-    if init is object.__init__:
+    if is_dict_slot(init):  # dict's own __init__: the contents from the arguments
+        DictSlotMethod(obj, "__init__").call_function(tx, args, kwargs)
+    elif init is object.__init__:
         if args or kwargs:
             raise Unsupported(f"TypeError: {cls.__name__}() takes no arguments")
     elif isinstance(init, types.FunctionType):
@@ -131,13 +150,25 @@ class NewObjectVariable(UserDefinedObjectVariable):
     made_in_trace = True
 
     def __init__(self, cls: type):
-        super().__init__(object.__new__(cls), None)
+        base = dict_base(cls)
+        super().__init__((base or object).__new__(cls), None)
         self.attrs: dict[str, VariableTracker] = {}
+        if base is not None:  # a dict subclass: its contents (dict_objects.py)
+            self.dict_items = DictVariable({}, None, user_cls=base)
 
     def reconstruct(self, cg) -> None:
         cg.reconstruct_once(self, self._build)
 
     def _build(self, cg) -> None:
+        base = dict_base(type(self.value))
+        if base is not None:
+            cg.add_push_null(lambda: cg.load_const(rebuild_dict_object))
+            cg.load_const(type(self.value))
+            cg.load_const(base)
+            _build_map(cg, self.attrs)
+            _build_map(cg, self.dict_items.items)
+            cg.call(4)
+            return
         cg.add_push_null(lambda: cg.load_const(_rebuild_object))
         cg.load_const(type(self.value))
         for name, value in self.attrs.items():
@@ -148,6 +179,13 @@ class NewObjectVariable(UserDefinedObjectVariable):
 
     def __repr__(self) -> str:
         return f"NewObjectVariable({type(self.value).__name__})"
+
+
+def _build_map(cg, items: dict) -> None:
+    for name, value in items.items():
+        cg.load_const(name)
+        value.reconstruct(cg)
+    cg.build_map(len(items))
 
 
 def _rebuild_object(cls, attrs):
@@ -285,6 +323,9 @@ def dunder_truth(tx, vt: VariableTracker) -> bool | None:
 
 def dunder_len(tx, vt: VariableTracker) -> VariableTracker | None:
     fn = _python_method(vt, "__len__")
+    if fn is None and isinstance(vt, UserDefinedObjectVariable):
+        storage = vt._dict_fallback(tx, "__len__")
+        return None if storage is None else ConstantVariable(len(storage.items))
     return None if fn is None else _call(tx, fn, vt)
 
 
