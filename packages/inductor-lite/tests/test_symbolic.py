@@ -218,3 +218,60 @@ def test_wrong_sizes_run_eagerly_never_wrong():
     one = captured.args_for((torch.randn(1, 6), torch.randn(1, 6)))
     torch.testing.assert_close(compiled(*one)[0], captured.gm(*one)[0])
     assert counts.since()[2] == 2  # both ran the graph eagerly
+
+
+def test_training_over_symbolic_sizes_saves_sizes_for_backward():
+    linear = torch.nn.Linear(8, 8)
+
+    def fn(x):
+        return torch.softmax(linear(x).tanh(), -1).sum()
+
+    captured = Captured(fn, torch.randn(5, 8, requires_grad=True))
+    compiled = compile_fx(captured.gm, captured.example_inputs)
+    assert [p.role for p in compiled.parts] == ["forward", "backward"]
+    counts = Counts()
+    for n in [5, 2, 3, 7, 13, 50]:
+        x = torch.randn(n, 8, requires_grad=True)
+        reference = x.detach().clone().requires_grad_()
+        got = compiled(*captured.args_for([x]))[0]
+        got.backward()
+        grads = [p.grad.clone() for p in linear.parameters()]
+        linear.zero_grad()
+        expected = fn(reference)
+        expected.backward()
+        torch.testing.assert_close(got, expected)
+        torch.testing.assert_close(x.grad, reference.grad)
+        torch.testing.assert_close(grads, [p.grad for p in linear.parameters()])
+        linear.zero_grad()
+    assert counts.since() == (0, 0, 0)
+    # the backward takes the size the forward saved
+    backward = compiled.parts[1].fn
+    assert "ks0" in backward.wrapper_source, backward.wrapper_source
+
+
+triton = pytest.importorskip("triton")
+TRITON_SIZES = [3, 2, 17, 64]  # the interpreter is slow: few, small sizes
+
+
+def test_triton_pointwise_and_broadcast_over_symbolic_sizes():
+    def fn(x, row):
+        return torch.tanh(x) * row + 1
+
+    compiled = check_sizes(
+        fn, lambda n: (torch.randn(n, n + 2), torch.randn(n + 2)), TRITON_SIZES, codegen="triton"
+    )
+    assert "do_not_specialize" in compiled.kernel_source
+
+
+def test_triton_softmax_and_sum_over_symbolic_rows():
+    def fn(x):
+        return torch.softmax(x, -1), x.sum(0), x.amax(-1)
+
+    check_sizes(
+        fn,
+        lambda n: (torch.randn(n, 2 * n + 1),),
+        TRITON_SIZES,
+        atol=1e-5,
+        rtol=1e-5,
+        codegen="triton",
+    )

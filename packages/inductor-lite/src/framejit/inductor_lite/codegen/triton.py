@@ -24,7 +24,8 @@ import torch
 from ..config import config
 from ..ir import Buffer
 from ..scheduler import INNER, OUTER, RED, FusedGroup, NodeLoops, node_loops
-from .common import GeneratedKernels, KernelSpec, print_index
+from ..sizes import canonical, hint, is_symbolic, max1
+from .common import GeneratedKernels, KernelSpec, print_index, used_size_symbols
 
 
 class TritonCodegenUnavailable(NotImplementedError):
@@ -241,8 +242,8 @@ class Tiling:
     persistent: bool
 
     @property
-    def xnumel(self) -> int:
-        return math.prod(self.outer)
+    def xnumel(self) -> Any:
+        return canonical(math.prod(self.outer))
 
 
 def _transposed(node: NodeLoops, depth: int) -> bool:
@@ -263,8 +264,10 @@ def tile(group: FusedGroup) -> Tiling:
         outer = outer[:-1]
         nodes = [node_loops(n.buffer, len(outer)) for n in nodes]
         flat = False
-    rnumel = max((math.prod(n.inner_ranges or n.reduction_ranges) for n in nodes), default=1)
-    persistent = next_pow2(rnumel) <= config.triton_persistent_max
+    widths = [canonical(math.prod(n.inner_ranges or n.reduction_ranges)) for n in nodes]
+    rnumel = max(widths, key=hint, default=1)
+    # a row of symbolic length may be longer than any block: loop over it
+    persistent = not is_symbolic(widths) and next_pow2(rnumel) <= config.triton_persistent_max
     return Tiling(outer, nodes, not flat, rnumel, persistent)
 
 
@@ -494,15 +497,17 @@ class TritonKernel:
         plans, memory = self.plan()
         self.memory = memory
         body: list[str] = []
-        large = any(b.numel >= 2**31 for b in self.buffers.values())
+        # symbolic sizes may be large: index in int64 (static ones only when they are)
+        large = any(is_symbolic(b.numel) or b.numel >= 2**31 for b in self.buffers.values())
         pid = "tl.program_id(0).to(tl.int64)" if large else "tl.program_id(0)"
+        xnumel = texpr(tiling.xnumel)
         if tiling.two_d:
             body.append(f"xindex = {pid} * XBLOCK + tl.arange(0, XBLOCK)[:, None]")
-            body.append(f"xmask = xindex < {tiling.xnumel}")
+            body.append(f"xmask = xindex < {xnumel}")
             body.append("rbase = tl.arange(0, RBLOCK)[None, :]")
         else:
             body.append(f"xindex = {pid} * XBLOCK + tl.arange(0, XBLOCK)")
-            body.append(f"xmask = xindex < {tiling.xnumel}")
+            body.append(f"xmask = xindex < {xnumel}")
         body.extend(_decompose("x", "xindex", tiling.outer))
         for plan in plans:
             if plan.barrier:
@@ -513,19 +518,25 @@ class TritonKernel:
                 self._pointwise(plan, body)
         name = self.group.name
         params = [f"p_{n}" for n in self.params]
+        # the size symbols the body reads are arguments, never specialized: one kernel
+        # (and one Triton compile) serves every size
+        sizes = used_size_symbols("\n".join(body))
+        params.extend(sizes)
         if self.checks_bounds:
             params.append("err_ptr")
         params.append("XBLOCK: tl.constexpr")
         if tiling.two_d:
             params.append("RBLOCK: tl.constexpr")
-        lines = ["@triton.jit", f"def {name}({', '.join(params)}):"]
+        decorator = f"@triton.jit(do_not_specialize={sizes!r})" if sizes else "@triton.jit"
+        lines = [decorator, f"def {name}({', '.join(params)}):"]
         lines.extend("    " + line for line in body)
         scratch = [n for n in self.params if n in memory and n not in self.group.stored]
-        spec = KernelSpec(name, list(self.params), self.checks_bounds, scratch=scratch)
+        spec = KernelSpec(name, list(self.params), self.checks_bounds, sizes, scratch=scratch)
         meta = {
             "two_d": tiling.two_d,
-            "xnumel": tiling.xnumel,
-            "rnumel": tiling.rnumel if tiling.two_d else 0,
+            "xnumel": tiling.xnumel,  # the wrapper's grid: an expression over the sizes
+            "hint_xnumel": hint(tiling.xnumel),  # the launch heuristic: the example's
+            "rnumel": hint(tiling.rnumel) if tiling.two_d else 0,
             "persistent": tiling.persistent,
             "reduction": any(n.is_reduction for n in tiling.nodes),
         }
@@ -534,7 +545,8 @@ class TritonKernel:
     def _r_header(self, plan: NodePlan, out: list[str], looped: bool) -> list[str]:
         """Opens the r loop of a node (or its persistent block); returns the body's list."""
         target = out
-        rnumel = math.prod(plan.rranges)  # 1 for a reduction over no dims (a 0-dim input)
+        # 1 for a reduction over no dims (a 0-dim input)
+        rnumel = texpr(canonical(math.prod(plan.rranges)))
         if looped:
             out.append(f"for roffset in range(0, {rnumel}, RBLOCK):")
             target = []
@@ -692,10 +704,10 @@ def _decompose(prefix: str, flat: str, ranges: tuple[int, ...]) -> list[str]:
     """Symbols of each dim (slowest first) from a flat index."""
     lines = []
     for position, size in enumerate(ranges):
-        stride = math.prod(max(n, 1) for n in ranges[position + 1 :])
-        expr = flat if stride == 1 else f"({flat} // {stride})"
+        stride = canonical(math.prod(max1(n) for n in ranges[position + 1 :]))
+        expr = flat if stride == 1 else f"({flat} // {texpr(stride)})"
         if position > 0:
-            expr = f"{expr} % {size}"
+            expr = f"{expr} % {texpr(size)}"
         lines.append(f"{prefix}{position} = {expr}")
     return lines
 

@@ -50,10 +50,15 @@ def _pow2(n: int) -> int:
     return 1 << max(n - 1, 0).bit_length()
 
 
+def _xnumel(meta: dict[str, Any]) -> int:
+    """Rows of the launch at the example sizes (symbolic sizes: the config is a heuristic)."""
+    return meta.get("hint_xnumel", meta["xnumel"])
+
+
 def heuristic(meta: dict[str, Any], interpret: bool) -> LaunchConfig:
     """One config from the kernel's shape.  Interpreted, blocks are as large as allowed:
     the interpreter runs programs one after another, so fewer is faster."""
-    xnumel, rnumel = max(meta["xnumel"], 1), meta["rnumel"]
+    xnumel, rnumel = max(_xnumel(meta), 1), meta["rnumel"]
     tile = 16384 if interpret else 4096
     if not meta["two_d"]:
         xblock = min(_pow2(xnumel), tile if interpret else 1024)
@@ -73,7 +78,7 @@ def candidates(meta: dict[str, Any], interpret: bool) -> list[LaunchConfig]:
     found = [base]
     for factor in (2, 4):
         for xblock in (base.XBLOCK // factor, base.XBLOCK * factor):
-            if 1 <= xblock <= _pow2(max(meta["xnumel"], 1)):
+            if 1 <= xblock <= _pow2(max(_xnumel(meta), 1)):
                 found.append(LaunchConfig(xblock, base.RBLOCK, base.num_warps))
     for warps in (base.num_warps // 2, base.num_warps * 2):
         if 1 <= warps <= 16:
@@ -83,8 +88,13 @@ def candidates(meta: dict[str, Any], interpret: bool) -> list[LaunchConfig]:
     return list(dict.fromkeys(found))
 
 
-def _signature(tensors: tuple[torch.Tensor, ...]) -> str:
-    return ";".join(f"{tuple(t.shape)}:{t.stride()}:{t.dtype}:{t.device.type}" for t in tensors)
+def _signature(tensors: tuple[Any, ...]) -> str:
+    return ";".join(
+        f"{tuple(t.shape)}:{t.stride()}:{t.dtype}:{t.device.type}"
+        if isinstance(t, torch.Tensor)
+        else repr(t)  # a size argument
+        for t in tensors
+    )
 
 
 def _atomic_write(path: Path, text: str) -> None:
