@@ -86,10 +86,45 @@ def with_structure(
     return run_structured
 
 
-# "min-cut" recomputes cheap forward values in the backward instead of saving them (its
-# first use imports part of torch's inductor package: seconds, once per process);
+def cse(graph: torch.fx.Graph) -> None:
+    """Merge repeated pure calls (same op, same arguments) of a functional graph, in place.
+    Random and mutating ops are never merged, nor two values the graph returns (they
+    must stay distinct tensors).  What functorch's own CSE does before min-cut partitioning,
+    without its import of torch's inductor package (seconds of cold compile)."""
+    output = next(n for n in reversed(graph.nodes) if n.op == "output")
+    returned = {n for n in pytree.tree_leaves(output.args) if isinstance(n, torch.fx.Node)}
+    seen: dict[Any, torch.fx.Node] = {}
+    for node in list(graph.nodes):
+        target = node.target
+        if node.op != "call_function" or not isinstance(target, torch._ops.OpOverload):
+            continue
+        if target._schema.is_mutable or torch.Tag.nondeterministic_seeded in target.tags:
+            continue
+        try:
+            key = (target, repr((node.args, node.kwargs)))
+        except Exception:
+            continue
+        first = seen.get(key)
+        if first is None:
+            seen[key] = node
+        elif not (node in returned and first in returned):
+            if node in returned:
+                returned.add(first)
+            node.replace_all_uses_with(first)
+            graph.erase_node(node)
+    graph.lint()
+
+
+def min_cut(joint: torch.fx.GraphModule, joint_inputs: Any, **kwargs: Any) -> Any:
+    cse(joint.graph)
+    joint.recompile()
+    with functorch_config.patch(cse=False):
+        return min_cut_rematerialization_partition(joint, joint_inputs, **kwargs)
+
+
+# "min-cut" recomputes cheap forward values in the backward instead of saving them;
 # "default" saves what the backward reads.
-PARTITIONERS = {"min-cut": min_cut_rematerialization_partition, "default": default_partition}
+PARTITIONERS = {"min-cut": min_cut, "default": default_partition}
 
 
 class UnsafeTrace(Exception):
