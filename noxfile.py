@@ -58,12 +58,11 @@ def _install(session: nox.Session, *requirements: str) -> None:
 
 
 def _shared_torch(session: nox.Session) -> None:
-    """On 3.12/3.13 torch is the CUDA build (about 4.7 GB with its NVIDIA libraries, minutes to
-    install): install it once per interpreter into .nox/_torch-<version> and let each
-    session's venv see it through a .pth file, so graphcapture and integration share it."""
-    version = session.python
-    if version == TORCH_PYTHON or not isinstance(version, str):
-        return
+    """Install torch once per interpreter into .nox/_torch-<version> and let each session's
+    venv see it through a .pth file: on 3.11 the CPU wheel on disk still takes a minute or
+    more to unpack per venv, and on 3.12/3.13 it is the CUDA build (about 4.7 GB with its
+    NVIDIA libraries).  Every session that gets it declares torch itself."""
+    version = session.python if isinstance(session.python, str) else TORCH_PYTHON
     target = ROOT / ".nox" / f"_torch-{version}"
     if not (target / "torch").is_dir():
         session.run(
@@ -91,6 +90,7 @@ def frameeval(session: nox.Session) -> None:
 
 @nox.session(python=TORCH_PYTHON)
 def guards(session: nox.Session) -> None:
+    _shared_torch(session)
     _package_session(session, "guards")
 
 
@@ -110,11 +110,13 @@ def graphcapture(session: nox.Session) -> None:
 def inductor_lite(session: nox.Session) -> None:
     """With the [gpu] extra: the Triton tests run on the CPU under Triton's interpreter
     (they skip where triton is absent; the C++ path never needs it)."""
+    _shared_torch(session)
     _package_session(session, "inductor-lite", extras="test,gpu")
 
 
 @nox.session(python=TORCH_PYTHON)
 def inspect(session: nox.Session) -> None:
+    _shared_torch(session)
     _package_session(session, "inspect")
 
 
@@ -176,6 +178,7 @@ def lint(session: nox.Session) -> None:
 @nox.session(python=TORCH_PYTHON)
 def demo(session: nox.Session) -> None:
     """The main job: the seed walkthrough, printed step by step."""
+    _shared_torch(session)
     _install(session, *ALL_PACKAGES, "tabulate")
     session.run("python", str(ROOT / "demo" / "seed_walkthrough.py"), *session.posargs)
 
