@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import math
+
 import pytest
 import torch
 
@@ -83,3 +85,231 @@ def test_backend_runs_inside_a_tracing_context_with_the_fake_mode():
     torch.testing.assert_close(compiled(x, y), sized_ops(x, y))
     (mode,) = seen
     assert mode is not None and mode.shape_env is not None
+
+
+# ---------------------------------------------------------------- 20 sequence lengths
+
+
+class Attention(torch.nn.Module):
+    def __init__(self, d=8, heads=2):
+        super().__init__()
+        self.heads = heads
+        self.qkv = torch.nn.Linear(d, 3 * d)
+        self.proj = torch.nn.Linear(d, d)
+
+    def forward(self, x):
+        B, T, C = x.shape
+        q, k, v = self.qkv(x).split(C, dim=2)
+        q = q.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        k = k.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        v = v.view(B, T, self.heads, C // self.heads).transpose(1, 2)
+        att = (q @ k.transpose(-2, -1)) * (1.0 / math.sqrt(k.size(-1)))
+        mask = torch.tril(torch.ones(T, T))
+        att = att.masked_fill(mask == 0, float("-inf")).softmax(dim=-1)
+        y = (att @ v).transpose(1, 2).contiguous().view(B, T, C)
+        return self.proj(y)
+
+
+def toy_example(a, b):
+    x = a / (torch.abs(a) + 1)
+    if b.sum() < 0:
+        b = b * -1
+    return x * b
+
+
+LENGTHS = list(range(3, 23))  # 20 distinct sequence lengths
+
+
+def _compiles_per_code(fn, inputs, dynamic=None) -> dict[str, int]:
+    per_code: dict[str, int] = {}
+
+    def count(record):
+        if record.transformed_code is not None:
+            per_code[record.function_name] = per_code.get(record.function_name, 0) + 1
+
+    unsubscribe = fj.events.subscribe(count)
+    try:
+        compiled = fj.compile(fn, backend="eager", dynamic=dynamic)
+        for args in inputs:
+            torch.testing.assert_close(compiled(*args), fn(*args))
+    finally:
+        unsubscribe()
+    return per_code
+
+
+def test_attention_over_20_sequence_lengths_compiles_twice():
+    torch.manual_seed(0)
+    model = Attention()
+    inputs = [(torch.randn(2, t, 8),) for t in LENGTHS]
+    assert _compiles_per_code(model, inputs) == {"forward": 2}  # torch.compile: 2 as well
+
+
+def test_attention_dynamic_true_compiles_once():
+    torch.manual_seed(0)
+    model = Attention()
+    inputs = [(torch.randn(2, t, 8),) for t in LENGTHS]
+    assert _compiles_per_code(model, inputs, dynamic=True) == {"forward": 1}
+
+
+def test_toy_example_over_20_lengths_compiles_each_frame_at_most_twice():
+    torch.manual_seed(0)
+    inputs = [(torch.randn(t), torch.randn(t)) for t in LENGTHS]
+    per_code = _compiles_per_code(toy_example, inputs)
+    assert per_code["toy_example"] == 2
+    assert all(n <= 2 for n in per_code.values())
+    # dynamism crosses the graph break: the resume functions, first reached after
+    # toy_example went dynamic, start dynamic (torch.compile: 5 frames in all, as here)
+    assert sum(per_code.values()) <= 5
+
+
+def test_the_recompiles_log_says_which_dim_became_dynamic(caplog):
+    compiled = fj.compile(double_rows, backend="eager")
+    with caplog.at_level("DEBUG", logger="framejit.recompiles"):
+        for n in (3, 4, 5):
+            x = torch.randn(n, 2)
+            torch.testing.assert_close(compiled(x), double_rows(x))
+    assert len(fe.cache_entries(double_rows)) == 2
+    assert "automatic dynamic: L['x'].size()[0] changed from 3 to 4" in caplog.text
+
+
+def double_rows(x):
+    return x * 2
+
+
+# ---------------------------------------------------------------- policy
+
+
+def test_dynamic_false_never_makes_a_dim_symbolic():
+    rec = Recorder()
+    compiled = fj.compile(double_rows, backend=rec, dynamic=False)
+    for n in (3, 4, 5):
+        compiled(torch.randn(n, 2))
+    assert len(rec.graphs) == 3
+    assert all(
+        not any(isinstance(v, int) for v in example_inputs) for _, example_inputs in rec.graphs
+    )
+
+
+def test_sizes_0_and_1_stay_specialised():
+    rec = Recorder()
+    compiled = fj.compile(double_rows, backend=rec, dynamic=True)
+    for n in (1, 0, 5, 6):
+        x = torch.randn(n, 3)
+        torch.testing.assert_close(compiled(x), double_rows(x))
+    assert len(rec.graphs) == 3  # 1, 0, then one symbolic graph for 5 and 6
+    assert "2 <= L['x'].size()[0]" in fe.cache_entries(double_rows)[0].check_fn.code_parts
+
+
+def test_mark_dynamic_makes_the_dim_symbolic_on_the_first_compile():
+    rec = Recorder()
+    compiled = fj.compile(double_rows, backend=rec)
+    for n in (4, 9):
+        x = torch.randn(n, 3)
+        fj.mark_dynamic(x, 0)
+        torch.testing.assert_close(compiled(x), double_rows(x))
+    assert len(rec.graphs) == 1
+    _, example_inputs = rec.graphs[0]
+    assert example_inputs[0] == 4
+    assert isinstance(example_inputs[1], torch.Tensor)
+
+
+def test_mark_dynamic_bounds_become_guards():
+    compiled = fj.compile(double_rows, backend="eager")
+    x = torch.randn(4, 3)
+    fj.mark_dynamic(x, 0, min=3, max=10)
+    compiled(x)
+    parts = fe.cache_entries(double_rows)[0].check_fn.code_parts
+    assert "3 <= L['x'].size()[0]" in parts and "L['x'].size()[0] <= 10" in parts
+    y = torch.randn(12, 3)
+    torch.testing.assert_close(compiled(y), double_rows(y))
+    assert len(fe.cache_entries(double_rows)) == 2  # 12 is outside the marked range
+
+
+def test_mark_static_wins_over_dynamic_true():
+    rec = Recorder()
+    compiled = fj.compile(double_rows, backend=rec, dynamic=True)
+    for n in (4, 5):
+        x = torch.randn(n, 3)
+        fj.mark_static(x, 0)
+        compiled(x)
+    assert len(rec.graphs) == 2
+    assert [type(v) for v in rec.graphs[0][1]] == [int, torch.Tensor]  # dim 1 still symbolic
+
+
+def specialises(x):
+    if x.size(0) == 4:
+        return x + 1
+    return x - 1
+
+
+def test_a_marked_dim_forced_to_a_constant_is_an_error_naming_the_line():
+    compiled = fj.compile(specialises, backend="eager")
+    x = torch.randn(4, 3)
+    fj.mark_dynamic(x, 0)
+    with pytest.raises(fj.ConstraintViolationError, match=r"L\['x'\]\.size\(\)\[0\]") as info:
+        compiled(x)
+    assert "if x.size(0) == 4:" in str(info.value)
+
+
+def test_a_branch_on_a_marked_dim_that_keeps_it_symbolic_is_fine():
+    compiled = fj.compile(sized_ops, backend="eager")
+    for n in (6, 8):
+        x, y = torch.randn(n, 4), torch.randn(n, 4)
+        fj.mark_dynamic(x, 0)
+        fj.mark_dynamic(y, 0)  # x + y equates them: a static y would pin x's size
+        torch.testing.assert_close(compiled(x, y), sized_ops(x, y))
+    assert len(fe.cache_entries(sized_ops)) == 1
+
+
+def test_a_marked_dim_equated_to_a_static_size_is_an_error():
+    compiled = fj.compile(sized_ops, backend="eager")
+    x, y = torch.randn(6, 4), torch.randn(6, 4)
+    fj.mark_dynamic(x, 0)
+    with pytest.raises(fj.ConstraintViolationError, match="constant 6"):
+        compiled(x, y)
+
+
+# ---------------------------------------------------------------- relations and sizes
+
+
+def broadcast_add(x, y):
+    return x + y
+
+
+def test_broadcast_relations_between_inputs_are_guarded():
+    compiled = fj.compile(broadcast_add, backend="eager", dynamic=True)
+    x, y = torch.randn(5, 3), torch.randn(5, 3)
+    torch.testing.assert_close(compiled(x, y), broadcast_add(x, y))
+    parts = fe.cache_entries(broadcast_add)[0].check_fn.code_parts
+    assert "L['x'].size()[0] == L['y'].size()[0]" in parts
+    # sizes that no longer match: a recompile (and then eager's broadcast), never a reuse
+    a, b = torch.randn(6, 3), torch.randn(1, 3)
+    torch.testing.assert_close(compiled(a, b), broadcast_add(a, b))
+    assert len(fe.cache_entries(broadcast_add)) == 2
+
+
+def ranged(x):
+    total = x[0]
+    for i in range(x.size(0)):
+        total = total + x[i]
+    return total.reshape(1, -1).expand(x.size(0), x.size(1)) * x.numel()
+
+
+def test_range_over_a_symbolic_size_is_guarded_never_a_wrong_unroll():
+    compiled = fj.compile(ranged, backend="eager", dynamic=True)
+    for n in (3, 5, 3):
+        x = torch.randn(n, 2)
+        torch.testing.assert_close(compiled(x), ranged(x))
+    assert len(fe.cache_entries(ranged)) == 2  # one per unrolled length
+
+
+def returns_sizes(x):
+    return x.shape, x.size(1) + 1, len(x)
+
+
+def test_symbolic_sizes_returned_to_python_are_the_real_ones():
+    compiled = fj.compile(returns_sizes, backend="eager", dynamic=True)
+    for n in (3, 7):
+        x = torch.randn(n, n + 1)
+        assert compiled(x) == returns_sizes(x)
+    assert len(fe.cache_entries(returns_sizes)) == 1

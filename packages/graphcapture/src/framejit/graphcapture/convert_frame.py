@@ -23,7 +23,7 @@ import torch
 from framejit.frameeval import bytecode as fbc
 from framejit.guards import compile_guards
 
-from . import events, global_names, opcodes, resume
+from . import dim_policy, events, global_names, opcodes, resume
 from .backends import backend_name
 from .codegen import PyCodegen, check_call_layout
 from .config import config
@@ -462,7 +462,13 @@ def _call_resume(cg, tx, index, deep, produced: int, live, resumes, leading_dumm
     fn = make_resume_function(tx.code, index, kinds, names, cg.new_name, leading_dummy)
     resumes[index] = fn
     cg.record.resume_functions[fn.name] = fn.code
+    passed = [(resume.stack_arg_name(i), v) for i, v in enumerate(_non_null(deep))] + list(live)
+    dim_policy.propagate(fn.code, [(name, getattr(v, "example", None)) for name, v in passed])
     return fn
+
+
+def _non_null(values: list) -> list:
+    return [v for v in values if not isinstance(v, NullVariable)]
 
 
 def _load_resume(cg: PyCodegen, tx, fn: ResumeFunction | None, method_style=False) -> None:

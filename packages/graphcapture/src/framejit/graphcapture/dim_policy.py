@@ -41,6 +41,30 @@ def reset() -> None:
     _frame_sizes = CodeKeyed()
 
 
+def propagate(code, values: list[tuple[str, object]]) -> None:
+    """Dynamism crosses graph breaks: a tensor passed to the resume function `code` with
+    symbolic dims is traced with those dims symbolic from that function's first compile
+    (as AOTAutograd's propagated dynamic indices do for torch.compile)."""
+    frame = None
+    for name, example in values:
+        if not isinstance(example, torch.Tensor):
+            continue
+        dims = [isinstance(s, torch.SymInt) for s in example.shape]
+        if not any(dims):
+            continue
+        if frame is None:
+            frame = _frame_sizes.setdefault(code, FrameSizes)
+        key = f"L[{name!r}]"
+        seen = frame.sizes.get(key)
+        if seen is None or len(seen) != len(dims):
+            seen = frame.sizes[key] = [
+                None if sym else int(s) for sym, s in zip(dims, example.shape, strict=True)
+            ]
+        for d, sym in enumerate(dims):
+            if sym:
+                seen[d] = None
+
+
 def marked_dims(tensor: torch.Tensor) -> frozenset[int]:
     return frozenset(getattr(tensor, DYNAMIC_DIMS_ATTR, ()) or ())
 

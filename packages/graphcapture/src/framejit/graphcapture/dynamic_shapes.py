@@ -169,7 +169,7 @@ class ShapeTracker:
             if value != sym:
                 exprs.append(sympy.Eq(sym, value))
         for guard in env.guards:
-            expr = env.replace(guard.expr)
+            expr = env.simplify(guard.expr)  # replacements and known divisibility applied
             if expr is not sympy.true:
                 exprs.append(expr)
         for sym in self.sources:

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from typing import TYPE_CHECKING, Any
 
-from framejit.guards import AttrSource, GlobalSource, ItemSource, LocalSource
+from framejit.guards import AttrSource, GlobalSource, ItemSource, LocalSource, ShapeSource
 
 if TYPE_CHECKING:
     from .codegen import PyCodegen
@@ -61,6 +61,11 @@ def emit_load(cg: PyCodegen, source: Any) -> None:
     elif isinstance(source, ItemSource):
         emit_load(cg, _field(source, "base"))
         cg.load_const(_field(source, "index", "key"))
+        cg.binary_subscr()
+    elif isinstance(source, ShapeSource):  # a size symbol's value: x.shape[d] (== x.size()[d])
+        emit_load(cg, source.base)
+        cg.load_attr("shape")
+        cg.load_const(source.dim)
         cg.binary_subscr()
     else:
         from .exc import Unsupported

@@ -140,7 +140,8 @@ def _generate_source(parts: list[CodePart], closure_names: list[str]) -> str:
         # freed globals: None has no .globals, the AttributeError below makes it a miss
         lines.append("            G = ___globals_ref().globals")
     for p in parts:
-        lines += [f"            if not ({p.code}):", "                return False"]
+        lines += [f"            {line}" for line in p.setup]
+        lines += [f"            if not ({p.run or p.code}):", "                return False"]
     if not parts:
         lines.append("            pass")
     lines += [

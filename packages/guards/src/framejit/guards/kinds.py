@@ -40,7 +40,7 @@ from .guard import Guard, GuardKind
 from .lifetime import Held
 from .literals import check_key_literal, is_literal, render_literal
 from .shape_expr import ShapeExpr
-from .source import AttrSource, GlobalStateSource, Source
+from .source import AttrSource, GlobalStateSource, ShapeSource, Source
 from .tensor_spec import PyTensorGuards, TensorSpec
 
 _short = reprlib.Repr()
@@ -77,6 +77,10 @@ class CodePart:
     code: str
     verbose: list[str]
     guards: list[Guard]
+    # what the compiled check runs when it is not `code` itself (the same condition, spelled
+    # over local variables), and the statements that set those variables up first
+    run: str | None = None
+    setup: tuple[str, ...] = ()
 
 
 def origin_suffix(guard: Guard) -> str:
@@ -426,6 +430,10 @@ def _utils_device() -> Any:
 
 
 class ShapeExprHandler(Handler):
+    """Shape relations, all checked after the tensor check: each tensor's sizes are read
+    once (``___size0_0, ___size0_1 = L['x'].size()``) and every relation is a comparison of
+    local ints; code_parts still show each relation over its sources."""
+
     rank = 6
 
     def prepare(self, guard):
@@ -436,7 +444,38 @@ class ShapeExprHandler(Handler):
     def emit(self, guard, ctx):
         for helper in guard.expected.helpers():
             ctx.bind_helper(helper)
-        return [guard.expected.render()]
+        ctx.defer(("shapes",), guard)
+        return []
+
+    def finish(self, key, guards, ctx):
+        bases: dict[Source, int] = {}  # tensor source -> index of its size variables
+        ndims: dict[Source, int] = {}
+        for g in guards:
+            for _, src in g.expected.sources:
+                if isinstance(src, ShapeSource):
+                    bases.setdefault(src.base, len(bases))
+                    ndims[src.base] = max(ndims.get(src.base, 0), src.dim + 1)
+        setup = []
+        spelled: dict[Source, str] = {}
+        for base, k in bases.items():
+            # unpacking checks the rank too: a mismatch raises, and the check is False
+            names = [f"___size{k}_{d}" for d in range(ndims[base])]
+            setup.append(f"{', '.join(names)}, *_ = {base.name()}.size()")
+            for d, name in enumerate(names):
+                spelled[ShapeSource(base, d)] = name
+        parts = []
+        for i, g in enumerate(guards):
+            code = g.expected.render()
+            parts.append(
+                CodePart(
+                    code,
+                    [code + origin_suffix(g)],
+                    [g],
+                    run=g.expected.render(spelled),
+                    setup=tuple(setup) if i == 0 else (),
+                )
+            )
+        return parts
 
     def mirror(self, guard, L, G):
         if guard.expected.evaluate(L, G):

@@ -54,8 +54,11 @@ class ShapeExpr:
     def source_map(self) -> dict[sympy.Symbol, Source]:
         return dict(self.sources)
 
-    def render(self) -> str:
-        return _render(self.expr, self.source_map(), top=True)
+    def render(self, names: Mapping[Source, str] | None = None) -> str:
+        """The Python condition; `names` spells some sources differently (the compiled check
+        reads each size once into a local variable: ``___size0_1`` for ``L['x'].size()[1]``)."""
+        spelled = {sym: (names or {}).get(src) or src.name() for sym, src in self.sources}
+        return _render(self.expr, spelled, top=True)
 
     def evaluate(self, L: dict[str, Any], G: dict[str, Any]) -> bool:
         values = {sym: sympy.Integer(int(src.get(L, G))) for sym, src in self.sources}
@@ -76,7 +79,7 @@ def _render(e: Any, names: dict, top: bool = False) -> str:
         return s if top else f"({s})"
 
     if isinstance(e, sympy.Symbol):
-        return names[e].name()
+        return names[e]
     if e is sympy.true or e is sympy.false:
         return str(bool(e))
     if isinstance(e, sympy.Integer):
