@@ -7,7 +7,7 @@ import sys
 import pytest
 from corpus import CORPUS
 from helpers import normalized, outcome, recompile
-from match_corpus import MATCH_CORPUS
+from match_corpus import ASYNC_WITH_CORPUS, EXCEPT_STAR_CORPUS, MATCH_CORPUS, run_async
 
 from framejit.inspect import decompile
 from framejit.inspect.decompiler import PSEUDO_MARK
@@ -17,8 +17,11 @@ from framejit.inspect.decompiler import PSEUDO_MARK
 STRICT = sys.version_info[:2] == (3, 11)
 # same behaviour, other bytecode: the decompiler drops a final ``return None`` (the compiler
 # then lays out the end differently), and 3.12+ copy a loop's exit into ``break`` (it comes
-# back as the copied ``return``)
-BYTECODE_DIFFERS = {"match_or_captures"} | (set() if STRICT else {"match_in_loop"})
+# back as the copied ``return``) and jump from an ``except*`` back into the ``else`` path (the
+# code after it comes back outside the try, inside its ``finally``)
+BYTECODE_DIFFERS = {"match_or_captures"} | (
+    set() if STRICT else {"match_in_loop", "async_with_loop", "star_except_else_finally"}
+)
 
 
 @pytest.mark.parametrize("fn, samples", CORPUS, ids=[fn.__name__ for fn, _ in CORPUS])
@@ -117,9 +120,38 @@ def _round_trip(fn, samples, call=outcome):
     return new
 
 
+def _async_outcome(fn, args):
+    import copy
+
+    try:
+        return ("ok", run_async(fn, *copy.deepcopy(args)))
+    except Exception as exc:
+        return ("raises", type(exc))
+
+
 @pytest.mark.parametrize("fn, samples", MATCH_CORPUS, ids=[f.__name__ for f, _ in MATCH_CORPUS])
 def test_match_statements_round_trip(fn, samples):
     new = _round_trip(fn, samples)
     assert "match " in decompile(fn)
+    if fn.__name__ not in BYTECODE_DIFFERS:
+        assert normalized(new.__code__) == normalized(fn.__code__), decompile(fn)
+
+
+@pytest.mark.parametrize(
+    "fn, samples", ASYNC_WITH_CORPUS, ids=[f.__name__ for f, _ in ASYNC_WITH_CORPUS]
+)
+def test_async_with_round_trips(fn, samples):
+    new = _round_trip(fn, samples, _async_outcome)
+    assert "async with " in decompile(fn)
+    if fn.__name__ not in BYTECODE_DIFFERS:
+        assert normalized(new.__code__) == normalized(fn.__code__), decompile(fn)
+
+
+@pytest.mark.parametrize(
+    "fn, samples", EXCEPT_STAR_CORPUS, ids=[f.__name__ for f, _ in EXCEPT_STAR_CORPUS]
+)
+def test_except_star_round_trips(fn, samples):
+    new = _round_trip(fn, samples)
+    assert "except* " in decompile(fn)
     if fn.__name__ not in BYTECODE_DIFFERS:
         assert normalized(new.__code__) == normalized(fn.__code__), decompile(fn)

@@ -169,7 +169,7 @@ def test_report_shows_the_function_that_hit_the_cache_limit(tmp_path, monkeypatc
 
     monkeypatch.setattr(config, "cache_size_limit", 2)
     fj.reset()
-    compiled = fj.compile(grows, backend="eager")
+    compiled = fj.compile(grows, backend="eager", dynamic=False)  # no automatic dynamic
     path = tmp_path / "report.html"
     with pytest.warns(RuntimeWarning, match="cache size limit"), fji.report(path) as records:
         for n in (2, 3, 4, 5):  # a new static size each call: the size guard keeps failing

@@ -133,10 +133,26 @@ def read(code: types.CodeType) -> Bytecode:
     bc.exit_blocks = _exit_blocks(instrs, exceptions)
     bc.normal_reachable = _reachable(instrs)
     for ins in instrs:
-        # JUMP_NO_INTERRUPT closes the SEND loop of ``yield from``/``await``, not a user loop
-        if ins.target is not None and ins.target <= ins.index and not ins.no_interrupt:
+        # JUMP_NO_INTERRUPT closes the SEND loop of ``yield from``/``await``, not a user loop;
+        # nor does 3.12+'s ``CLEANUP_THROW; JUMP`` back to the value an ``await`` produced, or
+        # the jump back to the code after a ``with`` or ``except*`` that handled an exception
+        before = [i.opname for i in instrs[max(ins.index - 4, 0) : ins.index]]
+        after_throw = before[-1:] == ["CLEANUP_THROW"] or before in _JOINS_AFTER
+        if (
+            ins.target is not None
+            and ins.target <= ins.index
+            and not ins.no_interrupt
+            and not after_throw
+        ):
             bc.backward_sources.setdefault(ins.target, []).append(ins.index)
     return bc
+
+
+# a with's ``__exit__`` swallowed the exception; an ``except*`` handled all of the group
+_JOINS_AFTER = (
+    ["POP_TOP", "POP_EXCEPT", "POP_TOP", "POP_TOP"],
+    ["COPY", "POP_JUMP_IF_NOT_NONE", "POP_TOP", "POP_EXCEPT"],
+)
 
 
 def _keep_jumps(instrs: list[Instr]) -> None:

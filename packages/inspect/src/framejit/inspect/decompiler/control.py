@@ -19,7 +19,7 @@ from dataclasses import dataclass
 from .engine import Block, Loop, SandboxAbort, Unsupported
 from .opcodes import KEEP_JUMPS, POP_JUMPS
 from .pseudo import PSEUDO_MARK
-from .values import ExceptionValue, Iterator
+from .values import ExceptionValue, Iterator, WithEnd, WithExit, marker_stmt
 
 
 class NoChain(Exception):
@@ -64,9 +64,80 @@ class ControlFlow:
         self.jump_targets = {ins.target for ins in self.ins if ins.target is not None}
         self.try_regions = self._find_try_regions()
         self.reentered: set[int] = set()
+        self.with_continuations = self._with_continuations()
+
+    def _with_continuations(self) -> set[int]:
+        """Where the code after a ``with`` goes on when ``__exit__`` swallowed the exception
+        (``POP_JUMP_IF_TRUE T`` in the handler, ``T: POP_TOP; POP_EXCEPT; POP_TOP; POP_TOP``),
+        for the withs whose body never gets there otherwise (it always raises or returns)."""
+        found = set()
+        for h, ins in enumerate(self.ins[:-1]):
+            if ins.opname != "PUSH_EXC_INFO" or self.ins[h + 1].opname != "WITH_EXCEPT_START":
+                continue
+            jump = next(
+                (j for j in self.ins[h + 2 : h + 12] if j.opname == "POP_JUMP_IF_TRUE"), None
+            )
+            t = jump.target if jump is not None else None
+            if t is not None and self.bc.opnames(t, t + 4) == [
+                "POP_TOP", "POP_EXCEPT", "POP_TOP", "POP_TOP"
+            ]:  # fmt: skip
+                c = t + 4
+                while (
+                    c < len(self.ins) and self.ins[c].opname == "JUMP" and self.ins[c].target != c
+                ):
+                    c = self.ins[c].target  # 3.12+ jump (even back) to the code after the with
+                if c not in self.bc.normal_reachable and c < len(self.ins):
+                    from .bytecode import _reachable
+
+                    found.add(c)
+                    self.bc.normal_reachable |= _reachable(self.ins, c)
+        return found
+
+    def _falls_off(self, i: int) -> int | None:
+        """The end of ``i``'s code if it only closes enclosing withs and returns None (what
+        the rebuilt source does implicitly at its end); None otherwise."""
+        while i < len(self.ins):
+            names = self.bc.opnames(i, i + 5)
+            if names[:2] == ["LOAD_CONST", "RETURN_VALUE"] and self.ins[i].argval is None:
+                return i + 2
+            if names[:4] == ["LOAD_CONST", "LOAD_CONST", "LOAD_CONST", "CALL"]:
+                i += 4
+                if self.ins[i].opname == "GET_AWAITABLE":
+                    i = self._past_await(i)
+                    if i is None:
+                        return None
+                if self.ins[i].opname != "POP_TOP":
+                    return None
+                i += 1
+                continue
+            if self.ins[i].opname in self.bc.table.ignored:
+                i += 1
+                continue
+            if self.ins[i].opname == "JUMP" and self.ins[i].target > i:
+                i = self.ins[i].target
+                continue
+            return None
+        return None
 
     # ================================================================ structure entry
     def structure_at(self, i: int, blk: Block) -> int | None:
+        if i in self.with_continuations and not blk.sandbox:
+            depth = next(
+                (
+                    d
+                    for d in range(len(blk.stack) - 1, -1, -1)
+                    if isinstance(blk.stack[d], WithExit)
+                ),
+                None,
+            )
+            if depth is not None:  # the body never reached its normal exit: the with ends here
+                del blk.stack[depth:]
+                blk.emit(marker_stmt(WithEnd(False)))
+            else:  # the with was left by return/break: this is reached only by a swallowed raise
+                past = self._falls_off(i)
+                if past is None:
+                    raise Unsupported("code after a with reached only when __exit__ swallows")
+                return past
         handler = self._try_starting_at(i)
         if handler is not None:
             if blk.sandbox:
@@ -347,8 +418,24 @@ class ControlFlow:
                 or target == outer.break_target
                 or target in outer.break_aliases
             ):
+                if self._after_loop_goes_to(loop.break_target, target, outer):
+                    return ast.Break()  # 3.12+ thread ``break`` through the jump after the loop
                 return self._goto(target, "leaves an outer loop")
         return None
+
+    def _after_loop_goes_to(self, exit_: int, target: int, outer: Loop) -> bool:
+        """Whether the code right after a loop (at ``exit_``) does nothing but go to
+        ``target`` of the enclosing loop ``outer``: then jumping there is a ``break``."""
+        j = exit_
+        while j < len(self.ins) and self.ins[j].opname in self.bc.table.ignored:
+            j += 1
+        if j == target or (j == outer.body_end and target in outer.continue_targets):
+            return True
+        if j >= len(self.ins) or self.ins[j].opname != "JUMP":
+            return False
+        lands = self.ins[j].target
+        same_head = lands in outer.continue_targets and target in outer.continue_targets
+        return lands == target or same_head
 
     def _goto(self, target: int, why: str) -> ast.stmt:
         """A jump with no Python equivalent: shown as a statement that fails loudly if run."""
@@ -571,11 +658,83 @@ class ControlFlow:
             "LOAD_CONST",
             "BUILD_TUPLE",
         }
+        if self._is_star_handler(handler):
+            return True
         while j < len(self.ins) and self.ins[j].opname in simple:
             j += 1
-        if j < len(self.ins) and self.ins[j].opname == "CHECK_EG_MATCH":
-            raise Unsupported("except* (exception groups)")
         return j < len(self.ins) and self.ins[j].opname == "CHECK_EXC_MATCH"
+
+    def _star_prologue(self, handler: int) -> int:
+        """``except*``: the handler keeps the group and a list of what the clauses raised
+        (3.11: ``COPY 1; BUILD_LIST; SWAP 2``, 3.12+: ``BUILD_LIST; COPY 2``); the length of
+        that prologue, 0 for another handler."""
+        if self.bc.opnames(handler + 1, handler + 4) == ["COPY", "BUILD_LIST", "SWAP"]:
+            return 3
+        if self.bc.opnames(handler + 1, handler + 3) == ["BUILD_LIST", "COPY"]:
+            return 2
+        return 0
+
+    def _is_star_handler(self, handler: int) -> bool:
+        return self._star_prologue(handler) > 0
+
+    def _star_tail(self, p: int) -> tuple[int, int] | None:
+        """After the clauses: ``LIST_APPEND 1; PREP_RERAISE_STAR; COPY 1; POP_JUMP_IF_NOT_NONE
+        R; POP_TOP; POP_EXCEPT`` then a jump past the try (3.11) or, 3.12+, a copy of the code
+        after it up to ``R``: that copy's range, None for the jump."""
+        names = self.bc.opnames(p, p + 6)
+        if names[:1] != ["LIST_APPEND"] or names[1] not in (
+            "PREP_RERAISE_STAR",
+            "CALL_INTRINSIC_2",
+        ):
+            raise Unsupported("except* without its re-raise")
+        if names[2:] != ["COPY", "POP_JUMP_IF_NOT_NONE", "POP_TOP", "POP_EXCEPT"]:
+            raise Unsupported("except* without its re-raise")
+        q = p + 6
+        if self.ins[q].opname == "JUMP":
+            self.star_join = self.ins[q].target
+            return None
+        return q, self.ins[p + 3].target
+
+    def _star_clauses(self, handler: int, limit: int, blk: Block, reach) -> list[ast.ExceptHandler]:
+        """``except* E as name:`` clauses: ``E; CHECK_EG_MATCH; COPY 1; POP_JUMP_IF_NONE no``,
+        the store, the body (its own table entry adds what it raises to the list), a jump to
+        the next clause; ``no: POP_TOP``; after the last, PREP_RERAISE_STAR re-raises the rest."""
+        base = [*blk.stack, ExceptionValue(), ExceptionValue(), ExceptionValue()]
+        clauses = []
+        p = handler + 1 + self._star_prologue(handler)
+        while p < limit and self.ins[p].opname != "LIST_APPEND":
+            m = p
+            while m < limit and self.ins[m].opname != "CHECK_EG_MATCH":
+                m += 1
+            test = self.ins[m + 2] if m + 2 < limit else None
+            if test is None or self.bc.opnames(m + 1, m + 2) != ["COPY"]:
+                raise Unsupported("except* clause layout")
+            if test.opname != "POP_JUMP_IF_NONE" or self.ins[test.target].opname != "POP_TOP":
+                raise Unsupported("except* clause layout")
+            type_blk = self.run(p, m, base, blk, reach=reach)
+            if len(type_blk.stack) != len(base) + 1 or type_blk.out:
+                raise Unsupported("except* clause type")
+            exc_type = self.expr(type_blk.stack[-1], blk)
+            bind = self.ins[m + 3]
+            name = bind.argval if bind.opname.startswith("STORE_") else None
+            if name is None and bind.opname != "POP_TOP":
+                raise Unsupported("except* clause layout")
+            entry = self.bc.covering(m + 4)
+            stop = entry.target if entry is not None and entry.target > m + 4 else test.target
+            if entry is None or entry.target >= test.target:
+                stop = next(
+                    (j.index for j in self.ins[m + 4 : test.target] if j.opname == "JUMP"),
+                    test.target,
+                )
+            for j in range(m + 4, stop - 1):  # 3.13 adds the rest to the list before the jump
+                if self.bc.opnames(j, j + 2) == ["LIST_APPEND", "JUMP"] and self.ins[j].arg == 1:
+                    stop = j
+                    break
+            body = self.run(m + 4, stop, base, blk, reach=reach)
+            clauses.append(ast.ExceptHandler(exc_type, name, body.out or [ast.Pass()]))
+            p = test.target + 1
+        self.star_tail = self._star_tail(p)
+        return clauses
 
     def _try_statement(self, start: int, handler: int, blk: Block) -> int:
         self.in_progress.add(handler)
@@ -647,9 +806,13 @@ class ControlFlow:
         body = self.run(start, body_end, blk.stack, blk)
         body_end = max(body_end, min(body.end, handler))  # a branch may run past the table range
         reach = self.reach_from(handler)
-        handlers: list[ast.ExceptHandler] = []
+        star = self._is_star_handler(handler)
+        self.star_join = None
+        handlers: list[ast.ExceptHandler] = (
+            self._star_clauses(handler, limit, blk, reach) if star else []
+        )
         base = [*blk.stack, ExceptionValue()]
-        p = handler + 1
+        p = limit if star else handler + 1
         while p < limit:
             first = self.ins[p]
             if first.opname == "RERAISE":
@@ -688,8 +851,23 @@ class ControlFlow:
             ends.append(before.target)
             else_end = handler - 1
         follow = min(ends) if ends else boundary
+        join = self.star_join if star else None
+        if join is not None and body_end < join < else_end:
+            # 3.12+: the handler jumps back into the normal path: what follows is after the try
+            else_end = follow = join
         orelse = []
-        if else_end > body_end:
+        late_else = (
+            star
+            and join is not None
+            and before.opname == "JUMP"
+            and boundary <= before.target < join
+            and before.target in ends
+        )
+        if late_else:
+            # 3.11 puts an ``except*``'s else after the handler, which jumps past it
+            orelse = self.run(before.target, join, blk.stack, blk).out
+            follow = join
+        elif else_end > body_end:
             if len(body.stack) > len(
                 blk.stack
             ):  # the body's last value is used after its range (return)
@@ -699,7 +877,19 @@ class ControlFlow:
                 if len(orelse) == 1 and isinstance(orelse[0], (ast.Break, ast.Continue)):
                     body.out.extend(orelse)  # ``try: x = f(); break``: the jump cannot raise
                     orelse = []
-        blk.emit(ast.Try(body.out or [ast.Pass()], handlers, orelse, []))
+        after: list[ast.stmt] = []
+        tail = self.star_tail if star else None
+        if tail is not None:
+            # 3.12+ copied the code after the try into the handler's end: it is that code
+            same = self._copy_at(
+                body_end, [i.signature() for i in self.ins[tail[0] : tail[1]]], else_end + 1
+            )
+            if not orelse or same is None:
+                raise Unsupported("except* followed by code only the handler runs")
+            orelse, after = [], orelse
+        node = ast.TryStar if star else ast.Try
+        blk.emit(node(body.out or [ast.Pass()], handlers, orelse, []))
+        blk.out.extend(after)
         # code after a try whose body always returns is reached only through a handler
         if ends and follow < len(self.ins) and follow not in blk.reach:
             extra = self.reach_from(follow)

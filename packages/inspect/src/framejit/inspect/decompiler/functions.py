@@ -238,12 +238,20 @@ def _replace_name(node: ast.expr, name: str, replacement: ast.expr) -> ast.expr:
     return node
 
 
+def _without_final_continue(body: list[ast.stmt]) -> list[ast.stmt]:
+    """A loop body's last ``continue`` does nothing (3.12+ spell the jump back as one)."""
+    body = list(body)
+    while len(body) > 1 and isinstance(body[-1], ast.Continue):
+        body.pop()
+    return body
+
+
 def _fold_comprehension(loop: ast.For, kind: str):
     """``for``/``if`` nesting around one element statement -> (generators, element)."""
     from .control import negate
 
     generators = [ast.comprehension(loop.target, loop.iter, [], 0)]
-    body = list(loop.body)
+    body = _without_final_continue(loop.body)
     while True:
         if (
             body
@@ -257,11 +265,11 @@ def _fold_comprehension(loop: ast.For, kind: str):
             continue
         if len(body) == 1 and isinstance(body[0], ast.If) and not body[0].orelse:
             generators[-1].ifs.append(body[0].test)
-            body = list(body[0].body)
+            body = _without_final_continue(body[0].body)
             continue
         if len(body) == 1 and isinstance(body[0], ast.For) and not body[0].orelse:
             generators.append(ast.comprehension(body[0].target, body[0].iter, [], 0))
-            body = list(body[0].body)
+            body = _without_final_continue(body[0].body)
             continue
         break
     if len(body) != 1 or not isinstance(body[0], ast.Expr):

@@ -26,6 +26,7 @@ from .values import Marker, constant
 
 STORES = frozenset({"STORE_FAST", "STORE_NAME", "STORE_GLOBAL", "STORE_DEREF"})
 SINGLETONS = (None, True, False)
+_AFTER_STORES = STORES | {"POP_TOP", "SWAP"}
 # how deep into the stack an instruction reaches (SWAP and COPY: their argument)
 _REACH = dict.fromkeys(("POP_TOP", *STORES), 1)
 
@@ -222,6 +223,10 @@ class _PatternRun:
             handler = getattr(self, "op_" + ins.opname, None)
             if handler is None:
                 raise NoMatch(f"{ins.opname} in a pattern")
+            if self.stores and ins.opname not in _AFTER_STORES:
+                # a case binds its names only once the whole pattern matched: a store before
+                # a test is ordinary code (``if (x := f()) is None``), not a capture
+                raise NoMatch("a store before the pattern's end")
             nxt = handler(ins)
             self.pos = self.pos + 1 if nxt is None else nxt
         raise NoMatch("pattern runs past its block")

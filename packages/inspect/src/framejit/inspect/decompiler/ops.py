@@ -798,20 +798,42 @@ class ExpressionOps:
     def BEFORE_WITH(self, ins, blk: Block):
         ctx = self.pop(blk)
         slot = Slot()
+        is_async = ins.opname == "BEFORE_ASYNC_WITH"
+        start = self._past_await(ins.index + 1) if is_async else ins.index + 1
+        if start is None:
+            raise Unsupported("async with without its await")
         blk.stack.append(WithExit(ctx, len(blk.stack)))
-        trial = self.run_until_complete(ins.index + 1, blk, slot, [*blk.stack, slot])
+        trial = self.run_until_complete(start, blk, slot, [*blk.stack, slot])
         if trial is None:
             raise Unsupported("with statement target")
         end, stack = trial
         blk.stack[:] = stack
         target = None if getattr(slot, "discarded", False) else slot.build()
-        blk.emit(marker_stmt(WithStart(ctx, target)))
+        blk.emit(marker_stmt(WithStart(ctx, target, is_async)))
         return end
+
+    BEFORE_ASYNC_WITH = BEFORE_WITH
+
+    def _past_await(self, i: int) -> int | None:
+        """Where the awaited value is ready: ``GET_AWAITABLE; LOAD_CONST None; SEND`` loop at
+        ``i`` (3.12+: and END_SEND); None if there is no such loop."""
+        names = [x.opname for x in self.ins[i : i + 3]]
+        if names != ["GET_AWAITABLE", "LOAD_CONST", "SEND"] or self.ins[i + 2].target is None:
+            return None
+        after = self.ins[i + 2].target
+        return after + 1 if self.ins[after].opname == "END_SEND" else after
 
     def _with_exit(self, ins, blk: Block):
         """``None, None, None; CALL 2; POP_TOP``: a with body's exit (normal or by return/break)."""
         pattern = self.bc.table.with_exit
         names = [i.opname for i in self.ins[ins.index : ins.index + len(pattern)]]
+        past = ins.index + len(pattern)
+        if tuple(names[:-1]) == pattern[:-1] and names[-1] == "GET_AWAITABLE":
+            # ``async with``: the exit call is awaited, then its result popped
+            ready = self._past_await(ins.index + len(pattern) - 1)
+            if ready is None or self.ins[ready].opname != "POP_TOP":
+                return None
+            names[-1], past = "POP_TOP", ready + 1
         if tuple(names) != pattern or not all(
             i.argval is None for i in self.ins[ins.index : ins.index + 3]
         ):
@@ -821,7 +843,7 @@ class ExpressionOps:
                 exit_marker = blk.stack.pop(depth)
                 early = len(blk.stack) > exit_marker.depth
                 blk.emit(marker_stmt(WithEnd(early)))
-                return ins.index + len(pattern)
+                return past
         return None
 
 

@@ -38,7 +38,9 @@ def fold_with(statements: list[ast.stmt]) -> list[ast.stmt]:
                 setattr(stmt, name, fold_with(body) or ([ast.Pass()] if name == "body" else []))
     result: list[ast.stmt] = []
     frames: list[tuple[WithStart, list[ast.stmt]]] = []
-    awaiting: ast.With | None = None  # left early: the exit statement that follows belongs inside
+    awaiting: ast.With | ast.AsyncWith | None = (
+        None  # left early: the exit statement that follows belongs inside
+    )
     for stmt in statements:
         marker = stmt_marker(stmt)
         current = frames[-1][1] if frames else result
@@ -51,7 +53,7 @@ def fold_with(statements: list[ast.stmt]) -> list[ast.stmt]:
                 continue  # the exit of an enclosing with, taken by return/break/continue
             start, body = frames.pop()
             item = ast.withitem(start.ctx, start.target)
-            node = ast.With([item], body or [ast.Pass()])
+            node = (ast.AsyncWith if start.is_async else ast.With)([item], body or [ast.Pass()])
             parent = frames[-1][1] if frames else result
             parent.append(node)
             if marker.early:
@@ -67,7 +69,8 @@ def fold_with(statements: list[ast.stmt]) -> list[ast.stmt]:
         current.append(stmt)
     while frames:  # a with left only through return/raise: its body runs to the end
         start, body = frames.pop()
-        node = ast.With([ast.withitem(start.ctx, start.target)], body or [ast.Pass()])
+        kind = ast.AsyncWith if start.is_async else ast.With
+        node = kind([ast.withitem(start.ctx, start.target)], body or [ast.Pass()])
         (frames[-1][1] if frames else result).append(node)
     return _merge_nested_with(result)
 
@@ -75,9 +78,9 @@ def fold_with(statements: list[ast.stmt]) -> list[ast.stmt]:
 def _merge_nested_with(statements: list[ast.stmt]) -> list[ast.stmt]:
     for stmt in statements:
         if (
-            isinstance(stmt, ast.With)
+            isinstance(stmt, (ast.With, ast.AsyncWith))
             and len(stmt.body) == 1
-            and isinstance(stmt.body[0], ast.With)
+            and type(stmt.body[0]) is type(stmt)
         ):
             inner = stmt.body[0]
             stmt.items = [*stmt.items, *inner.items]
@@ -94,17 +97,18 @@ def merge_try_finally(statements: list[ast.stmt]) -> list[ast.stmt]:
                     merge_try_finally(handler.body)
             else:
                 merge_try_finally(body)
+    for k, stmt in enumerate(statements):
         if (
             isinstance(stmt, ast.Try)
             and stmt.finalbody
             and not stmt.handlers
             and len(stmt.body) == 1
-            and isinstance(stmt.body[0], ast.Try)
+            and isinstance(stmt.body[0], (ast.Try, ast.TryStar))
             and stmt.body[0].handlers
             and not stmt.body[0].finalbody
         ):
             inner = stmt.body[0]
-            stmt.body, stmt.handlers, stmt.orelse = inner.body, inner.handlers, inner.orelse
+            statements[k] = type(inner)(inner.body, inner.handlers, inner.orelse, stmt.finalbody)
     return statements
 
 

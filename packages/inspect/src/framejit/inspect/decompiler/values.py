@@ -157,6 +157,7 @@ class WithStart(Marker):
 
     ctx: ast.expr
     target: ast.expr | None
+    is_async: bool = False
 
 
 @dataclass
