@@ -33,6 +33,19 @@ _STRING_BACKENDS_TO_FRAMEJIT = "eager"
 
 
 # ------------------------------------------------------------------ the framejit patch
+class _NullDecorator:
+    """torch._dynamo.optimize(..., disable=True): a decorator and context that do nothing."""
+
+    def __call__(self, fn):
+        return fn
+
+    def __enter__(self):
+        return self
+
+    def __exit__(self, *exc_info):
+        return False
+
+
 def _patch_framejit() -> None:
     import torch
     import torch._dynamo
@@ -48,7 +61,9 @@ def _patch_framejit() -> None:
             return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend)
         return fj.compile(model, backend=backend_of(backend), fullgraph=fullgraph)
 
-    def optimize(backend="inductor", *, nopython=False, **_ignored):
+    def optimize(backend="inductor", *, nopython=False, disable=False, **_ignored):
+        if disable or os.environ.get("TORCHDYNAMO_DISABLE") == "1":
+            return _NullDecorator()  # torch's optimize then changes nothing
         if backend is None or backend is False:
             return fj.run()
         return fj.optimize(backend_of(backend), fullgraph=nopython)

@@ -16,7 +16,19 @@ from .dim_policy import DYNAMIC_BOUNDS_ATTR, DYNAMIC_DIMS_ATTR, STATIC_DIMS_ATTR
 from .eval_frame import FrameCallback
 
 
+def _innermost(fn):
+    """Through earlier optimize/run wrappers (not disable's): nesting them wraps the
+    original function again, so the outermost one decides, as in torch._dynamo."""
+    while getattr(fn, "_framejit_orig", None) is not None and not getattr(
+        fn, "_framejit_disabled", False
+    ):
+        fn = fn._framejit_orig
+    return fn
+
+
 def _wrap_with_callback(fn, callback):
+    if callback is not fe.SKIP:
+        fn = _innermost(fn)
     if isinstance(fn, torch.nn.Module):
         return OptimizedModule(fn, callback)
     if not callable(fn):

@@ -324,7 +324,7 @@ def _generate(code, f_globals, capture: _Capture, backend, record: CompileRecord
     graph_call: list = []
     output_var = "___graph_out"
     output_index: dict = {}
-    if output.count_calls() > 0:
+    if output.count_calls() > 0 or _compiles_empty_graph(inst, output, stack):
         backend_start = time.perf_counter()
         graph_record, inputs = _compile_graph(output, needed, backend)
         backend_time = time.perf_counter() - backend_start
@@ -357,6 +357,17 @@ def _generate(code, f_globals, capture: _Capture, backend, record: CompileRecord
     body = fbc.body(fbc.decode(code))
     prefix = body.items[: body.prefix_end()]
     return fbc.assemble([*prefix, *graph_call, *cg.insts], code, docstring=None), backend_time
+
+
+def _compiles_empty_graph(inst, output: OutputGraph, stack: list) -> bool:
+    """torch.compile hands even an empty graph to the backend at a data-dependent jump when
+    the stack holds only distinct tensors and nothing else changed (its common-case path
+    compiles the stack as the graph's outputs): do the same, so frame counts match."""
+    if inst is None or inst.opname not in opcodes.CONDITIONAL_JUMPS or output.side_effects:
+        return False
+    if not all(isinstance(vt, TensorVariable) for vt in stack):
+        return False
+    return len({id(vt) for vt in stack}) == len(stack)
 
 
 def _check_stale_free_reads(cg: PyCodegen, code: types.CodeType, stored: list[str]) -> None:
@@ -594,7 +605,8 @@ def _emit_handler(cg, tx, inst, deep, entry, extras, live_by_target, resumes) ->
     for i in range(len(kept)):
         cg.emit("LOAD_FAST", f"___handler{i}")
     if entry.lasti:
-        cg.load_const(fn.lasti_of(inst.index) if fn is not None else 0)
+        index = resume.to_original(tx.code, inst.index)[1]
+        cg.load_const(fn.lasti_of(index) if fn is not None else 0)
     cg.emit("LOAD_FAST", "___exc")
     for name, vt in live:
         _reconstruct_local(cg, name, vt)
@@ -614,25 +626,31 @@ def _stack_size(cg: PyCodegen) -> int:
 
 
 def _emit_conditional_break(cg, tx, inst, deep, top, live_by_target, resumes) -> None:
-    if inst.opname not in ("POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE"):
-        raise SkipFrame(f"graph break at {inst.realname}")
+    """Test the value for real and continue in one of two resume functions.  The *_OR_POP
+    jumps keep the tested value on their jump path: that resume function gets it as its
+    top stack value (it is rebuilt from the graph's outputs, not kept on the stack)."""
     cg.lineno = inst.lineno
     top[0].reconstruct(cg)
     label = fbc.Label()
-    cg.jump_if(inst.opname == "POP_JUMP_IF_TRUE", label)
+    cg.jump_if(inst.opname in ("POP_JUMP_IF_TRUE", "JUMP_IF_TRUE_OR_POP"), label)
     cg.break_end = len(cg.insts)  # the truth test may run user code
+    keeps = inst.opname.endswith("_OR_POP")
     for index in (inst.index + 1, inst.target):
+        produced = 0
         if index != inst.index + 1:
             cg.insts.append(label)
+            produced = int(keeps)
         live = live_by_target[index]
-        fn = _call_resume(cg, tx, index, deep, 0, live, resumes)
+        fn = _call_resume(cg, tx, index, deep, produced, live, resumes)
         _load_resume(cg, tx, fn)
         live = _load_first_local(cg, fn, live)
         for vt in deep:
             _reconstruct_stack_arg(cg, vt)
+        if produced:
+            top[0].reconstruct(cg)
         for name, vt in live:
             _reconstruct_local(cg, name, vt)
-        nargs = sum(1 for v in deep if not isinstance(v, NullVariable)) + len(live)
+        nargs = sum(1 for v in deep if not isinstance(v, NullVariable)) + produced + len(live)
         nargs += fn is not None and fn.first_local is not None
         cg.call(nargs)
         cg.emit("RETURN_VALUE")

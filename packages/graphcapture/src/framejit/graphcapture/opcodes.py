@@ -51,7 +51,12 @@ COMPARE_OPS = {
 }
 
 # Conditional jumps a graph break turns into a real test with two resume functions.
-CONDITIONAL_JUMPS = {"POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE"}
+CONDITIONAL_JUMPS = {
+    "POP_JUMP_IF_FALSE",
+    "POP_JUMP_IF_TRUE",
+    "JUMP_IF_FALSE_OR_POP",  # 3.11: `a and b` / `a or b`; the value stays on the jump path
+    "JUMP_IF_TRUE_OR_POP",
+}
 
 # Instructions that are never a sensible point to stop and resume.
 UNBREAKABLE = {"FOR_ITER", "RETURN_VALUE", "RESUME", "NOP", "KW_NAMES", "PUSH_NULL", "TO_BOOL"}
@@ -98,6 +103,8 @@ RERUNNABLE = {
 
 def break_stack_effect(inst: fbc.Inst) -> tuple[int, int] | None:
     """(values consumed, values produced) of an instruction a graph break may re-run; None: not one."""
+    if inst.opname in CONDITIONAL_JUMPS:
+        return (1, 0)  # the tested value; what each path keeps is the break's business
     if inst.opname not in RERUNNABLE:
         return None
     return fbc.pops_pushes(inst)

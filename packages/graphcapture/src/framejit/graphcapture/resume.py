@@ -4,12 +4,17 @@
 code (through the bytecode layer) with a prologue that pushes the saved stack (NULLs
 recreated) and jumps to the instruction at `index`; `offset` in its name is that
 instruction's offset in the original code, which differs between CPython versions.
-Being a new function, its first call is intercepted and captured again.
+Being a new function, its first call is intercepted and captured again.  Resume functions
+are always copies of the original code (a break inside a resume function maps back to the
+original's instruction), cached per (instruction, stack kinds, live locals): paths that
+join after a data-dependent branch share one resume function and its compiled code, as in
+TorchDynamo.
 """
 
 from __future__ import annotations
 
 import types
+import weakref
 from dataclasses import dataclass
 
 from framejit.frameeval import bytecode as fbc
@@ -39,8 +44,24 @@ class ResumeFunction:
 _cache: CodeKeyed[dict[tuple, ResumeFunction]] = CodeKeyed()
 
 
+# resume code -> (weakly, the original code it copies; its shift): a break in a resume
+# function resumes in a copy of the original, so paths that join share one function
+_origin: CodeKeyed[tuple[weakref.ref, int]] = CodeKeyed()
+
+
 def clear_cache() -> None:
     _cache.clear()
+    _origin.clear()
+
+
+def to_original(code: types.CodeType, index: int) -> tuple[types.CodeType, int]:
+    """(the original code, the index there) of instruction `index` of `code`."""
+    found = _origin.get(code)
+    if found is not None:
+        original = found[0]()
+        if original is not None:
+            return original, index - found[1]
+    return code, index
 
 
 def stack_arg_name(i: int) -> str:
@@ -69,6 +90,7 @@ def make_resume_function(
     new_name,
     leading_dummy: bool = False,
 ) -> ResumeFunction:
+    code, index = to_original(code, index)
     first_local = _super_self(code, live_locals)
     if first_local is not None:
         live_locals = tuple(n for n in live_locals if n != first_local)
@@ -109,6 +131,7 @@ def make_resume_function(
         name, new, stack_args, live_locals, first_local, len(prologue), leading_dummy
     )
     _cache.setdefault(code, dict)[key] = result
+    _origin[new] = (weakref.ref(code), len(prologue))
     return result
 
 

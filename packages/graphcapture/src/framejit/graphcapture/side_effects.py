@@ -127,9 +127,11 @@ class SideEffects:
 
 def _build_contents(cg: PyCodegen, container) -> None:
     """Push the container's new contents: a list of its items, or a dict."""
-    from .variables.containers import DictVariable, ListVariable
+    from .variables.containers import DictVariable, ListVariable, SourcedIteratorVariable
 
-    if isinstance(container, DictVariable):
+    if isinstance(container, SourcedIteratorVariable):
+        cg.load_const(container.index)  # how many items to consume
+    elif isinstance(container, DictVariable):
         for k, v in container.items.items():
             cg.load_const(k)
             v.reconstruct(cg)
@@ -144,9 +146,20 @@ def _build_contents(cg: PyCodegen, container) -> None:
 
 def _apply_contents(cg: PyCodegen, container, temp: str) -> None:
     """Put the contents held in `temp` into the real container, in place."""
-    from .variables.containers import DictVariable, ListVariable
+    from .variables.containers import (
+        DictVariable,
+        ListVariable,
+        SourcedIteratorVariable,
+        advance_iterator,
+    )
 
-    if isinstance(container, DictVariable) or getattr(container, "replay_by_clear", False):
+    if isinstance(container, SourcedIteratorVariable):
+        cg.add_push_null(lambda: cg.load_const(advance_iterator))
+        cg.load_source(container.source)
+        cg.emit("LOAD_FAST", temp)
+        cg.call(2)
+        cg.pop_top()
+    elif isinstance(container, DictVariable) or getattr(container, "replay_by_clear", False):
         # src.clear(); src.update(new) / src.extend(new)  (deques take no slice assignment)
         cg.load_source(container.source)
         cg.load_method("clear")

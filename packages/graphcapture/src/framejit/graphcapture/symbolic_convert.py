@@ -798,6 +798,11 @@ class InstructionTranslator(InstructionTranslatorBase):
         self.cells[name] = cell
         return cell
 
+    def MAKE_CELL(self, inst):
+        super().MAKE_CELL(inst)
+        # the frame's own cell: a function rebuilt after the graph closes over it by name
+        self.cells[inst.argval].frame_name = inst.argval
+
     def LOAD_DEREF(self, inst):
         self.free_var_cell(inst.argval)
         super().LOAD_DEREF(inst)

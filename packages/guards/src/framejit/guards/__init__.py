@@ -29,6 +29,7 @@ from .source import (
     ShapeSource,
     Source,
     StrideSource,
+    TupleIteratorLenSource,
     TupleIteratorSource,
     TypeSource,
 )
@@ -56,6 +57,7 @@ __all__ = [
     "Source",
     "StrideSource",
     "TensorSpec",
+    "TupleIteratorLenSource",
     "TupleIteratorSource",
     "TypeSource",
     "compile_guards",

@@ -311,6 +311,23 @@ class TupleIteratorSource(Source):
         return tuple_iterator_getitem(self.base.get(L, G), self.index)
 
 
+@dataclass(frozen=True)
+class TupleIteratorLenSource(Source):
+    """How many items a tuple iterator has left, without advancing it."""
+
+    base: Source
+    helpers: ClassVar[tuple[str, ...]] = ("___tuple_iterator_len",)
+
+    def base_source(self) -> Source:
+        return self.base
+
+    def name(self) -> str:
+        return f"___tuple_iterator_len({self.base.name()})"
+
+    def get(self, L, G):
+        return tuple_iterator_len(self.base.get(L, G))
+
+
 def tuple_iterator_getitem(it: Any, index: int) -> Any:
     """Item ``index`` of what a tuple iterator has left, read through ``__reduce__``."""
     _, (obj,), start = it.__reduce__()
@@ -402,4 +419,5 @@ class EnvironSource(Source):
 SOURCE_HELPERS: dict[str, Any] = {
     "___tuple_iterator_getitem": tuple_iterator_getitem,
     "___environ_get": os.environ.get,
+    "___tuple_iterator_len": tuple_iterator_len,
 }

@@ -133,6 +133,8 @@ CONSTANT_TYPES = (
     torch.device,
     torch.layout,
     torch.memory_format,
+    torch.iinfo,  # read-only records of a dtype's limits
+    torch.finfo,
 )
 
 

@@ -120,9 +120,11 @@ def _build(tx, value: Any, source) -> VariableTracker:
             slice,
         ):
             if isinstance(value, (range, slice, torch.device)) and source is not None:
-                reason = f"{type(value).__name__} read from {source_name(source)} cannot be guarded by value"
-                return OpaqueVariable(value, source, reason)
-            _guard(tx, source, GuardKind.ID_MATCH, value)
+                if not _guard_by_fields(tx, value, source):
+                    reason = f"{type(value).__name__} read from {source_name(source)} cannot be guarded by value"
+                    return OpaqueVariable(value, source, reason)
+            else:
+                _guard(tx, source, GuardKind.ID_MATCH, value)
         elif source is not None:
             reason = f"constant of type {type(value).__name__} cannot be guarded"
             return OpaqueVariable(value, source, reason)
@@ -182,6 +184,8 @@ def _build(tx, value: Any, source) -> VariableTracker:
     if value is os.environ:
         _guard(tx, source, GuardKind.ID_MATCH, value)
         return EnvironVariable(value, source)
+    if type(value) is _TUPLE_ITERATOR and source is not None:
+        return _wrap_tuple_iterator(tx, value, source)
     if _hashable_in(value, MODELS):
         _guard(tx, source, GuardKind.ID_MATCH, value)
         return ModelledFunctionVariable(value, source)
@@ -205,6 +209,8 @@ def _build(tx, value: Any, source) -> VariableTracker:
     if _is_builtin(value):
         _guard(tx, source, GuardKind.ID_MATCH, value)
         return BuiltinVariable(value, source)
+    if isinstance(value, types.MethodType) and _is_grad_mode_exit(value):
+        return _wrap_grad_mode_exit(tx, value, source)
     if isinstance(value, types.MethodType):
         self_source = AttrSource(source, "__self__") if source is not None else None
         obj = wrap(tx, value.__self__, self_source)
@@ -215,6 +221,10 @@ def _build(tx, value: Any, source) -> VariableTracker:
         return UserMethodVariable(value.__func__, obj, source)
     if isinstance(value, types.FunctionType):
         _guard(tx, source, GuardKind.ID_MATCH, value)
+        original = _script_if_tracing_original(value) or _optimize_wrapper_original(value)
+        if original is not None:
+            # torch.jit.script_if_tracing's wrapper just calls it when not tracing with jit
+            return UserFunctionVariable(original, None)
         if getattr(value, "_framejit_disabled", False):
             return SkippedFunctionVariable(value, source)
         if is_torch_callable(value) and not _is_module_method(value):
@@ -249,6 +259,72 @@ def _build(tx, value: Any, source) -> VariableTracker:
     return UserDefinedObjectVariable(value, source)
 
 
+# immutable values equal to any other with the same fields: guarded field by field
+_VALUE_FIELDS = {
+    range: ("start", "stop", "step"),
+    slice: ("start", "stop", "step"),
+    torch.device: ("type", "index"),
+}
+
+
+def _guard_by_fields(tx, value, source) -> bool:
+    """Guard a range/slice/device by its type and fields; False when a field is not a
+    literal (a slice of tensors), which cannot be guarded by value."""
+    fields = _VALUE_FIELDS[type(value)]
+    values = [getattr(value, f) for f in fields]
+    if not all(type(v) in (int, str, type(None)) for v in values):
+        return False
+    _guard(tx, source, GuardKind.TYPE_MATCH, value)
+    for name, v in zip(fields, values, strict=True):
+        _guard(tx, AttrSource(source, name), GuardKind.EQUALS_MATCH, v)
+    return True
+
+
+_TUPLE_ITERATOR = type(iter(()))
+
+
+def _wrap_tuple_iterator(tx, value, source) -> VariableTracker:
+    """iter(some tuple) from the frame's inputs (a resume function gets the one its frame
+    was iterating): the items still to come, each guarded through
+    ___tuple_iterator_getitem, and their number; what the trace consumes is replayed on
+    the real iterator (containers.SourcedIteratorVariable)."""
+    from framejit.guards import TupleIteratorLenSource, TupleIteratorSource
+
+    from .containers import SourcedIteratorVariable
+
+    n = value.__length_hint__()
+    _guard(tx, source, GuardKind.TYPE_MATCH, value)
+    _guard(tx, TupleIteratorLenSource(source), GuardKind.EQUALS_MATCH, n)
+    _, (items,), start = value.__reduce__()
+    trackers = [wrap(tx, items[start + i], TupleIteratorSource(source, i)) for i in range(n)]
+    return SourcedIteratorVariable(trackers, source)
+
+
+def _is_grad_mode_exit(method: types.MethodType) -> bool:
+    cls = type(method.__self__)
+    return (
+        cls in GRAD_MODE_CLASSES
+        and method.__func__ is getattr(cls.__exit__, "__func__", cls.__exit__)
+        and isinstance(getattr(method.__self__, "prev", None), bool)
+    )
+
+
+def _wrap_grad_mode_exit(tx, method: types.MethodType, source) -> VariableTracker:
+    """The `__exit__` of an entered no_grad()/enable_grad() (a resume function gets it for
+    the with-block it continues in): traced as the grad-mode switch back to the `prev` it
+    saved, which is guarded; the object's identity does not matter."""
+    from .objects import GradModeVariable, WithExitVariable
+
+    ctx = GradModeVariable(GRAD_MODE_CLASSES[type(method.__self__)])
+    ctx.previous = method.__self__.prev
+    if source is not None:
+        self_source = AttrSource(source, "__self__")
+        _guard(tx, self_source, GuardKind.TYPE_MATCH, method.__self__)
+        _guard(tx, AttrSource(source, "__func__"), GuardKind.ID_MATCH, method.__func__)
+        _guard(tx, AttrSource(self_source, "prev"), GuardKind.EQUALS_MATCH, ctx.previous)
+    return WithExitVariable(ctx)
+
+
 _DICT_TYPES = (dict, collections.OrderedDict, collections.defaultdict, collections.Counter)
 
 
@@ -273,6 +349,28 @@ def _fixed_member(value) -> bool:
     return is_constant_value(value) or isinstance(
         value, (types.FunctionType, types.ModuleType, type, types.BuiltinFunctionType)
     )
+
+
+def _script_if_tracing_original(fn: types.FunctionType):
+    """The function under a torch.jit.script_if_tracing wrapper (fixed: the wrapper is
+    identity-guarded and its original is set once, when the wrapper is made)."""
+    if not getattr(fn, "__script_if_tracing_wrapper", False):
+        return None
+    original = getattr(fn, "__original_fn", None)
+    return original if isinstance(original, types.FunctionType) else None
+
+
+def _optimize_wrapper_original(fn: types.FunctionType):
+    """The function under an fj.optimize/fj.run wrapper called from traced code: traced
+    inline, as torch._dynamo does (the frame being traced decides how it is compiled)."""
+    from framejit import frameeval as fe
+
+    original = getattr(fn, "_framejit_orig", None)
+    if original is None or getattr(fn, "_framejit_disabled", False):
+        return None
+    if getattr(fn, "_framejit_callback", None) is fe.SKIP:
+        return None
+    return original if isinstance(original, types.FunctionType) else None
 
 
 def _is_module_method(fn: types.FunctionType) -> bool:

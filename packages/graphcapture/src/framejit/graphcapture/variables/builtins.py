@@ -448,12 +448,42 @@ def _dict(tx, obj=None, **kwargs):
     return DictVariable(items)
 
 
+def _scalar_minmax_operands(x, y) -> bool:
+    """max(x, y)/min(x, y) on one-element tensors (and a number) whose answer a tensor op can
+    give exactly: tensors of one shape and dtype; a number that keeps the tensor's dtype."""
+    tensors = [v for v in (x, y) if isinstance(v, TensorVariable)]
+    examples = [t.example for t in tensors]
+    if any(getattr(t, "dynamic", False) for t in tensors) or any(e.numel() != 1 for e in examples):
+        return False
+    if len({(tuple(e.shape), e.dtype) for e in examples}) != 1:
+        return False
+    others = [v for v in (x, y) if not isinstance(v, TensorVariable)]
+    if not others:
+        return True
+    if not others[0].is_python_constant():
+        return False
+    number = others[0].as_python_constant()
+    if examples[0].dtype.is_floating_point:
+        return type(number) in (int, float)
+    return type(number) is int and examples[0].dtype not in (torch.bool, torch.uint8)
+
+
+def _tensor_minmax(tx, fn, x, y) -> VariableTracker:
+    """Python's own rule, `y if y > x else x` for max (`<` for min), as torch.where: the
+    same value in every case, NaN included; a winning number comes back as a tensor."""
+    compare = operator.gt if fn is max else operator.lt
+    cond = tx.output.call_op("call_function", compare, [y, x], {})
+    return tx.output.call_op("call_function", torch.where, [cond, y, x], {})
+
+
 def _minmax(fn):
     def handler(tx, *args, **kwargs):
         if kwargs:
             return None
         values = _iterate(tx, args[0]) if len(args) == 1 else list(args)
         if any(isinstance(v, TensorVariable) for v in values):
+            if len(args) == 2 and _scalar_minmax_operands(*args):
+                return _tensor_minmax(tx, fn, *args)
             # max(a, b) compares with bool(a > b): data-dependent, and returns a or b itself
             raise Unsupported(f"data-dependent: {fn.__name__}() over tensors")
         if all(v.is_python_constant() for v in values):

@@ -548,4 +548,33 @@ class IteratorVariable(VariableTracker):
         raise Unsupported(f"iterator.{name}")
 
 
+class SourcedIteratorVariable(IteratorVariable):
+    """A real tuple iterator from the frame's inputs: it is the same object after the frame
+    (rebuilt from its source), advanced by as many items as the trace consumed."""
+
+    def __init__(self, items: list[VariableTracker], source):
+        super().__init__(items)
+        self.source = source
+
+    def next(self, tx) -> VariableTracker | None:
+        tx.output.side_effects.mutated(self)
+        return super().next(tx)
+
+    def unpack(self, tx) -> list[VariableTracker]:
+        tx.output.side_effects.mutated(self)
+        return super().unpack(tx)
+
+    def reconstruct(self, cg) -> None:
+        cg.load_source(self.source)
+
+    def reconstruct_remaining(self, cg) -> None:
+        cg.load_source(self.source)  # a resume prologue's iter() of it is itself
+
+
+def advance_iterator(it, n: int) -> None:
+    """Consume `n` items of `it` (the replay of what a trace consumed)."""
+    for _ in range(n):
+        next(it)
+
+
 SEQUENCE_BINARY = {operator.add, operator.mul, operator.iadd, operator.imul}

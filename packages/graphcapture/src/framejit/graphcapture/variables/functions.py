@@ -240,15 +240,70 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
         return bound, cells
 
     def reconstruct(self, cg) -> None:
-        if self.closure or self.defaults or self.kwdefaults:
-            raise Unsupported("cannot rebuild a nested function with closure/defaults")
-        cg.add_push_null(lambda: cg.load_const(types.FunctionType))
+        """The function, made again after the graph: its defaults as traced, its closure
+        from the cells it closes over (reconstruct_cell), built once per generated code."""
+        cg.reconstruct_once(self, self._build)
+
+    def _build(self, cg) -> None:
+        if not (self.closure or self.defaults or self.kwdefaults):
+            cg.add_push_null(lambda: cg.load_const(types.FunctionType))
+            cg.load_const(self.code)
+            cg.load_global_dict()
+            cg.call(2)
+            return
+        cg.add_push_null(lambda: cg.load_const(make_function))
         cg.load_const(self.code)
         cg.load_global_dict()
-        cg.call(2)
+        for d in self.defaults:
+            d.reconstruct(cg)
+        cg.build_tuple(len(self.defaults))
+        for name, v in self.kwdefaults.items():
+            cg.load_const(name)
+            v.reconstruct(cg)
+        cg.build_map(len(self.kwdefaults))
+        for cell in self.closure:
+            reconstruct_cell(cg, cell)
+        cg.build_tuple(len(self.closure))
+        cg.load_const(self.qualname)
+        cg.call(6)
 
     def __repr__(self) -> str:
         return f"NestedUserFunctionVariable({self.qualname})"
+
+
+def make_function(code, f_globals, defaults, kwdefaults, closure, qualname):
+    """A function object as MAKE_FUNCTION builds it (the generated code calls this)."""
+    fn = types.FunctionType(code, f_globals, code.co_name, defaults or None, closure or None)
+    fn.__kwdefaults__ = kwdefaults or None
+    fn.__qualname__ = qualname
+    return fn
+
+
+def reconstruct_cell(cg, cell) -> None:
+    """Push the real cell for a traced one: the frame's own cell (its final contents stored
+    first), a real cell the trace read from a function's closure, or a new cell holding
+    the contents of one the trace made (inlined code's local cells)."""
+    if isinstance(cell, FrameFreeVarCell):
+        cg.emit("LOAD_CLOSURE", cell.name)
+    elif getattr(cell, "frame_name", None) is not None:
+        if cell.contents is None:
+            raise Unsupported(f"rebuilding a closure over the empty cell {cell.frame_name!r}")
+        cell.contents.reconstruct(cg)
+        cg.emit("STORE_DEREF", cell.frame_name)
+        cg.emit("LOAD_CLOSURE", cell.frame_name)
+    elif cell.real_cell is not None:
+        cg.load_const(cell.real_cell)  # read-only in the trace (store() refuses)
+    else:
+
+        def build(cg) -> None:
+            cg.add_push_null(lambda: cg.load_const(types.CellType))
+            if cell.contents is None:
+                cg.call(0)
+            else:
+                cell.contents.reconstruct(cg)
+                cg.call(1)
+
+        cg.reconstruct_once(cell, build)
 
 
 class UserMethodVariable(VariableTracker):

@@ -104,6 +104,10 @@ class TensorVariable(VariableTracker):
             return SizeVariable(self.size_items(tx.output))
         if name in METADATA_ATTRS:
             return ConstantVariable(getattr(self.example, name))
+        if name == "__class__":  # the Python class is part of TENSOR_MATCH
+            from .objects import UserDefinedClassVariable
+
+            return UserDefinedClassVariable(self.python_type())
         if name in ("grad", "grad_fn", "_base", "_version"):
             raise Unsupported(f"Tensor.{name} is not traced")
         if name == "is_leaf":

@@ -76,6 +76,7 @@ TRACING_FACTS = {
     ("torch._jit_internal", "is_scripting"): False,
     ("torch.jit._trace", "is_tracing"): False,
     ("torch.fx._symbolic_trace", "is_fx_tracing"): False,
+    ("torch.onnx", "is_in_onnx_export"): False,
 }
 
 
@@ -121,6 +122,8 @@ def call_torch_function(tx, fn_vt, args: list, kwargs: dict) -> VariableTracker:
     fact = tracing_fact(fn)
     if fact is not None and not args and not kwargs:
         return ConstantVariable(fact)
+    if fn is torch.jit.annotate and len(args) == 2 and not kwargs:
+        return args[1]  # a type hint for TorchScript; the value itself in Python
     if fn in _has_torch_function:
         return ConstantVariable(_any_subclass(args))
     if fn in CONSTANT_FUNCTIONS and not any(a.has_tensors() for a in args):

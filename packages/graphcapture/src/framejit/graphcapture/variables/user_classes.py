@@ -29,7 +29,7 @@ from .base import ConstantVariable, VariableTracker, fold
 from .containers import DictVariable, TupleVariable
 from .dict_objects import DICT_BASES, DictSlotMethod, dict_base, is_dict_slot, rebuild_dict_object
 from .functions import UserFunctionVariable
-from .objects import _MISSING, UserDefinedObjectVariable, _class_lookup
+from .objects import _MISSING, NNModuleVariable, UserDefinedObjectVariable, _class_lookup
 
 
 def is_namedtuple_class(cls) -> bool:
@@ -93,11 +93,63 @@ def _ABCMeta():
 
 # C classes whose instances are immutable facts of constant arguments: folded
 # (torch.finfo() without a dtype reads the default dtype, which the global-state guard holds)
-FOLDED_CLASSES = (torch.finfo, torch.iinfo)
+FOLDED_CLASSES = (torch.finfo, torch.iinfo, torch.device)
+
+
+def _is_torch_nn_module_class(cls) -> bool:
+    return (
+        isinstance(cls, type)
+        and issubclass(cls, torch.nn.Module)
+        and (cls.__module__ or "").startswith("torch.nn.modules")
+    )
+
+
+class InFrameModuleVariable(NNModuleVariable):
+    """A torch.nn module without state (nn.Softmax(dim=-1), nn.ReLU()) built in the frame:
+    made for real at trace time (its __init__ only stores the constant arguments), called
+    like any module, and built again the same way if it escapes the frame."""
+
+    def __init__(self, module, args: list, kwargs: dict):
+        super().__init__(module, None)
+        self.args = args
+        self.kwargs = kwargs
+
+    def reconstruct(self, cg) -> None:
+        cg.reconstruct_once(self, self._build)
+
+    def _build(self, cg) -> None:
+        cg.add_push_null(lambda: cg.load_const(type(self.value)))
+        for a in self.args:
+            a.reconstruct(cg)
+        if self.kwargs:
+            for v in self.kwargs.values():
+                v.reconstruct(cg)
+            cg.call_kw(len(self.args) + len(self.kwargs), tuple(self.kwargs))
+        else:
+            cg.call(len(self.args))
+
+
+def _construct_stateless_module(cls, args: list, kwargs: dict) -> VariableTracker | None:
+    try:
+        module = cls(
+            *[a.as_python_constant() for a in args],
+            **{k: v.as_python_constant() for k, v in kwargs.items()},
+        )
+    except Exception as e:  # eager raises it, for real, after the break
+        raise Unsupported(f"{type(e).__name__} constructing a {cls.__name__}") from e
+    if module._parameters or module._buffers or module._modules:
+        return None  # its initial state came from the RNG or inputs: not rebuilt this way
+    return InFrameModuleVariable(module, args, kwargs)
 
 
 def construct(tx, cls_vt, args: list, kwargs: dict) -> VariableTracker:
     cls = cls_vt.value
+    if _is_torch_nn_module_class(cls) and all(
+        a.is_python_constant() for a in [*args, *kwargs.values()]
+    ):
+        found = _construct_stateless_module(cls, args, kwargs)
+        if found is not None:
+            return found
     if cls in FOLDED_CLASSES and all(a.is_python_constant() for a in [*args, *kwargs.values()]):
         values = {k: v.as_python_constant() for k, v in kwargs.items()}
         make = functools.partial(cls, **values)

@@ -1,0 +1,213 @@
+"""Constructs from torch's own Dynamo tests: eager's answers, and torch.compile's frame and op
+counts (torch._dynamo with a counting backend is the reference, run beside framejit)."""
+
+from __future__ import annotations
+
+import pytest
+import torch
+import torch._dynamo
+import torch._dynamo.testing
+
+from framejit import graphcapture as fj
+
+
+def _counts(compile_fn, fn, calls):
+    counter = torch._dynamo.testing.CompileCounter()
+    compiled = compile_fn(counter)(fn)
+    results = [compiled(*args) for args in calls]
+    return results, counter.frame_count, counter.op_count
+
+
+def assert_like_torch(fn, calls, fullgraph=False, ops=True):
+    """fn under framejit: eager's results, and torch.compile's frame and op counts (`ops`
+    False: frames only; torch's graphs also count the grad-mode switches it re-enters)."""
+    expected = [fn(*args) for args in calls]
+    torch._dynamo.reset()
+    _, torch_frames, torch_ops = _counts(
+        lambda c: torch._dynamo.optimize(c, nopython=fullgraph), fn, calls
+    )
+    torch._dynamo.reset()
+    fj.reset()
+    actual, frames, n_ops = _counts(lambda c: fj.optimize(c, fullgraph=fullgraph), fn, calls)
+    for a, e in zip(actual, expected, strict=True):
+        torch.testing.assert_close(a, e)
+    assert frames == torch_frames
+    if ops:
+        assert n_ops == torch_ops
+
+
+def _two_calls():
+    v1 = torch.ones(10)
+    v2 = torch.ones(10) * -2.0
+    return [(v1, v2), (v2, v1)]
+
+
+def and_on_tensors(a, b):
+    tmp1 = a.sum() > b.sum() and a.sum() > 0
+    tmp2 = a.sum() < b.sum() or b.sum() > 0
+    if tmp1 and tmp2:
+        return 1, tmp1, tmp2
+    return 2, tmp1, tmp2
+
+
+def paths_join(x, c1, c2):
+    x = x + 1
+    if c1:
+        x = x + 2
+    x = x + 3
+    if c2:
+        x = x + 4
+    return x + 5
+
+
+def break_in_no_grad(a, b):
+    x = a + b
+    with torch.no_grad():
+        x = x + 1
+        x.sum().tolist()  # graph break
+        x = x + 2
+        x.sum().tolist()  # graph break
+        x = x + 3
+    return x + 4
+
+
+def unsupported(a, b):
+    return torch._C._dynamo.eval_frame.unsupported(a, b)
+
+
+def tuple_iterator_across_break(x):
+    it = iter(tuple(range(10)))
+    x = x + next(it)
+    x = unsupported(x, x)
+    x = x + next(it)
+    x = x + next(it)
+    return x, it
+
+
+def range_across_break(a, b):
+    x = a + b
+    rng = range(3, 8, 2)
+    x = unsupported(x, x)
+    for i in rng:
+        x = x + i
+    return x
+
+
+def test_and_or_on_tensors_break_like_torch():
+    assert_like_torch(and_on_tensors, _two_calls())
+
+
+def test_resume_paths_join_share_resume_functions():
+    t, f = torch.tensor([True]), torch.tensor([False])
+    x = torch.randn(4)
+    assert_like_torch(paths_join, [(x, a, b) for a in (t, f) for b in (t, f)])
+
+
+def test_break_inside_no_grad_resumes_without_recompiling():
+    assert_like_torch(break_in_no_grad, _two_calls(), ops=False)
+
+
+@pytest.mark.parametrize("fn", [range_across_break, lambda a, b: a + b])
+def test_range_live_across_break(fn):
+    assert_like_torch(fn, _two_calls())
+
+
+def test_tuple_iterator_live_across_break_is_advanced():
+    x = torch.randn(4)
+    expected, _ = tuple_iterator_across_break(x)
+    fj.reset()
+    compiled = fj.compile(tuple_iterator_across_break, backend="eager")
+    for _ in range(2):
+        actual, it = compiled(x)
+        torch.testing.assert_close(actual, expected)
+        assert list(it) == list(iter(tuple(range(3, 10))))
+    assert_like_torch(lambda x: tuple_iterator_across_break(x)[0], [(x,), (x,)])
+
+
+def test_tuple_iterator_argument_is_advanced_for_real():
+    def consume(x, it):
+        x = x + next(it)
+        return x + next(it)
+
+    fj.reset()
+    compiled = fj.compile(consume, backend="eager")
+    x = torch.randn(4)
+    it = iter((1, 2, 3, 4))
+    torch.testing.assert_close(compiled(x, it), x + 3)
+    torch.testing.assert_close(compiled(x, it), x + 7)  # guards see 2 left, not 4
+    assert list(it) == []
+
+
+@torch.jit.script_if_tracing
+def _scripted_if_tracing(x):
+    return x + 1
+
+
+def torch_constants(a, b):
+    if torch.iinfo(torch.int32).bits == 32 and not torch.onnx.is_in_onnx_export():
+        a = a + torch.ones(1, device=torch.device("cpu"))
+    tmp = f"{a.__class__.__name__} foo"
+    if tmp.startswith("Tensor"):
+        a = a + 1
+    a = torch.jit.annotate(torch.Tensor, a * 2)
+    return torch.finfo(a.dtype).min * b + _scripted_if_tracing(a)
+
+
+def softmax_built_in_frame(x, y):
+    return torch.nn.Softmax(dim=-1)(x + y * 2)
+
+
+def min_max_of_scalars(a, b):
+    c = a + b
+    a = a.sum()
+    b = b.sum()
+    a = min(max(a, 0), 1)
+    b = max(0, min(1, b))
+    return max(a, b) - min(a, b) + c
+
+
+@pytest.mark.parametrize(
+    ("fn", "ops"),
+    # torch's graph of nn.Softmax() built in the frame also holds its _log_api_usage_once
+    [(torch_constants, True), (softmax_built_in_frame, False), (min_max_of_scalars, False)],
+)
+def test_one_graph_like_torch(fn, ops):
+    calls = [(torch.randn(3, 3), torch.randn(3, 3)) for _ in range(2)]
+    assert_like_torch(fn, calls, fullgraph=True, ops=ops)
+
+
+def test_min_max_keep_pythons_answer_on_nan():
+    nan = torch.tensor(float("nan"))
+    for x, y in [(nan, 0.5), (0.5, nan), (nan, torch.tensor(1.0)), (torch.tensor(1.0), nan)]:
+        fj.reset()
+        compiled = fj.compile(lambda x, y: (max(x, y) * 2, min(x, y) * 2), fullgraph=True)
+        expected = [torch.as_tensor(v) for v in (max(x, y) * 2, min(x, y) * 2)]
+        torch.testing.assert_close(list(compiled(x, y)), expected, equal_nan=True)
+
+
+def test_nested_optimize_wrappers_are_traced_through():
+    def inner(x):
+        return torch.sin(x) * 10
+
+    counter_inner = fj.testing.CompileCounter()
+    counter_outer = fj.testing.CompileCounter()
+    inner_opt = fj.optimize(counter_inner, fullgraph=True)(fj.run(inner))
+    outer = fj.optimize(counter_outer, fullgraph=True)(lambda x: torch.relu(inner_opt(x) + 1))
+    x = torch.randn(4)
+    torch.testing.assert_close(outer(x), torch.relu(inner(x) + 1))
+    assert (counter_inner.frame_count, counter_outer.frame_count) == (0, 1)
+
+
+def test_returned_nested_function_keeps_closure_and_defaults():
+    def make(a, b):
+        c = a + b
+
+        def scaled(f=7, *, g=9.0):
+            return c * f - a * g
+
+        return scaled
+
+    fj.reset()
+    scaled = fj.compile(make, fullgraph=True)(torch.ones(2), torch.ones(2))
+    torch.testing.assert_close(scaled(), make(torch.ones(2), torch.ones(2))())
+    torch.testing.assert_close(scaled(2, g=1.0), torch.full((2,), 3.0))
