@@ -6,7 +6,7 @@ static void kernel0_impl(const float* __restrict__ p_arg0, const float* __restri
   const float t1 = p_arg0[(x2 + (11 * x1) + (77 * x0))];
   const float t2 = p_arg1[x2];
   const float t3 = (t1 + t2);
-  const float t4 = std::tanh(t3);
+  const float t4 = fj_tanh(t3);
   const float t5 = (t4 - t2);
   p_buf0[(x2 + (11 * x1) + (77 * x0))] = t5;
   }

@@ -17,7 +17,7 @@ static void kernel0_impl(const float* __restrict__ p_arg0, float* __restrict__ p
   for (int64_t r0 = 0; r0 < 11; ++r0) {
   const float t8 = p_arg0[(r0 + (11 * x0))];
   const float t9 = (t8 - acc1);
-  const float t10 = std::exp(t9);
+  const float t10 = fj_exp(t9);
   part11 += (t10);
   }
   acc5 += part11;
@@ -55,7 +55,7 @@ static void kernel1_impl(const int64_t* __restrict__ p_arg1, const float* __rest
   const float t15 = p_buf0[r0];
   const float t16 = (t14 - t15);
   const float t17 = p_buf1[r0];
-  const float t18 = std::log(t17);
+  const float t18 = fj_log(t17);
   const float t19 = (t16 - t18);
   const float t20 = (-t19);
   const float t21 = (t11 ? t20 : static_cast<float>(0x0.0p+0));

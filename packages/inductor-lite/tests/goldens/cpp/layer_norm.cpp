@@ -32,7 +32,7 @@ static void kernel0_impl(const float* __restrict__ p_arg0, const float* __restri
   const float t19 = (t7 / static_cast<float>(0x1.f000000000000p+4));
   const float t20 = (t17 / static_cast<float>(0x1.f000000000000p+4));
   const float t21 = (t20 + static_cast<float>(0x1.4f8b588e368f1p-17));
-  const float t22 = (1 / std::sqrt(t21));
+  const float t22 = (1 / fj_sqrt(t21));
   const float t23 = p_arg1[y0];
   const float t24 = p_arg2[y0];
   const float t25 = (t18 - t19);

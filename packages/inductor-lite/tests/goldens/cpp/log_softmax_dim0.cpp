@@ -17,7 +17,7 @@ static void kernel0_impl(const float* __restrict__ p_arg0, float* __restrict__ p
   for (int64_t r0 = 0; r0 < 9; ++r0) {
   const float t8 = p_arg0[(x0 + (5 * r0))];
   const float t9 = (t8 - acc1);
-  const float t10 = std::exp(t9);
+  const float t10 = fj_exp(t9);
   part11 += (t10);
   }
   acc5 += part11;
@@ -40,7 +40,7 @@ static void kernel1_impl(const float* __restrict__ p_arg0, const float* __restri
   const float t2 = p_buf0[x1];
   const float t3 = (t1 - t2);
   const float t4 = p_buf1[x1];
-  const float t5 = std::log(t4);
+  const float t5 = fj_log(t4);
   const float t6 = (t3 - t5);
   p_buf2[(x1 + (5 * x0))] = t6;
   }

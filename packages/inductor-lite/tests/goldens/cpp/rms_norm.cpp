@@ -17,7 +17,7 @@ static void kernel0_impl(const float* __restrict__ p_arg0, const float* __restri
   const float t9 = p_arg0[(y0 + (64 * x0))];
   const float t10 = (t8 / static_cast<float>(0x1.0000000000000p+6));
   const float t11 = (t10 + static_cast<float>(0x1.0c6f7a0b5ed8dp-20));
-  const float t12 = (1 / std::sqrt(t11));
+  const float t12 = (1 / fj_sqrt(t11));
   const float t13 = (t9 * t12);
   const float t14 = p_arg1[y0];
   const float t15 = (t13 * t14);

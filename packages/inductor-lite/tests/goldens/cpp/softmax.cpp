@@ -14,7 +14,7 @@ static void kernel0_impl(const float* __restrict__ p_arg0, float* __restrict__ p
   for (int64_t y0 = 0; y0 < 33; ++y0) {
   const float t5 = p_arg0[(y0 + (33 * x0))];
   const float t6 = (t5 - acc1);
-  const float t7 = std::exp(t6);
+  const float t7 = fj_exp(t6);
   l_buf1[y0] = t7;
   }
   double acc8 = 0;

@@ -50,41 +50,41 @@ REDUCED = {
 }
 
 UNARY = {
-    "abs": "std::abs({0})",
+    "abs": "fj_abs({0})",
     "neg": "(-{0})",
-    "exp": "std::exp({0})",
-    "exp2": "std::exp2({0})",
-    "expm1": "std::expm1({0})",
-    "log": "std::log({0})",
-    "log2": "std::log2({0})",
-    "log10": "std::log10({0})",
-    "log1p": "std::log1p({0})",
-    "sqrt": "std::sqrt({0})",
-    "rsqrt": "(1 / std::sqrt({0}))",
-    "sin": "std::sin({0})",
-    "cos": "std::cos({0})",
-    "tan": "std::tan({0})",
-    "tanh": "std::tanh({0})",
-    "sinh": "std::sinh({0})",
-    "cosh": "std::cosh({0})",
-    "asin": "std::asin({0})",
-    "acos": "std::acos({0})",
-    "atan": "std::atan({0})",
-    "asinh": "std::asinh({0})",
-    "acosh": "std::acosh({0})",
-    "atanh": "std::atanh({0})",
-    "erf": "std::erf({0})",
-    "erfc": "std::erfc({0})",
+    "exp": "fj_exp({0})",
+    "exp2": "fj_exp2({0})",
+    "expm1": "fj_expm1({0})",
+    "log": "fj_log({0})",
+    "log2": "fj_log2({0})",
+    "log10": "fj_log10({0})",
+    "log1p": "fj_log1p({0})",
+    "sqrt": "fj_sqrt({0})",
+    "rsqrt": "(1 / fj_sqrt({0}))",
+    "sin": "fj_sin({0})",
+    "cos": "fj_cos({0})",
+    "tan": "fj_tan({0})",
+    "tanh": "fj_tanh({0})",
+    "sinh": "fj_sinh({0})",
+    "cosh": "fj_cosh({0})",
+    "asin": "fj_asin({0})",
+    "acos": "fj_acos({0})",
+    "atan": "fj_atan({0})",
+    "asinh": "fj_asinh({0})",
+    "acosh": "fj_acosh({0})",
+    "atanh": "fj_atanh({0})",
+    "erf": "fj_erf({0})",
+    "erfc": "fj_erfc({0})",
     "sigmoid": "fj_sigmoid({0})",
     "silu": "fj_silu({0})",
     "relu": "fj_relu({0})",
     "gelu_erf": "fj_gelu_erf({0})",
     "gelu_tanh": "fj_gelu_tanh({0})",
     "reciprocal": "(1 / {0})",
-    "floor": "std::floor({0})",
-    "ceil": "std::ceil({0})",
-    "round": "std::nearbyint({0})",
-    "trunc": "std::trunc({0})",
+    "floor": "fj_floor({0})",
+    "ceil": "fj_ceil({0})",
+    "round": "fj_nearbyint({0})",
+    "trunc": "fj_trunc({0})",
 }
 BINARY = {
     "add": "({0} + {1})",
@@ -95,10 +95,10 @@ BINARY = {
     "minimum": "fj_minimum({0}, {1})",
     "clamp_min": "fj_clamp_min({0}, {1})",
     "clamp_max": "fj_clamp_max({0}, {1})",
-    "atan2": "std::atan2({0}, {1})",
-    "fmod": "std::fmod({0}, {1})",
+    "atan2": "fj_atan2({0}, {1})",
+    "fmod": "fj_fmod({0}, {1})",
     "remainder": "fj_remainder({0}, {1})",
-    "pow": "std::pow({0}, {1})",
+    "pow": "fj_pow({0}, {1})",
     "bitwise_and": "({0} & {1})",
     "bitwise_or": "({0} | {1})",
     "bitwise_xor": "({0} ^ {1})",
@@ -132,7 +132,7 @@ def _c_integer(value: int) -> str:
 
 
 def _c_min_max(which: str, a: str, b: str) -> str:
-    return f"std::{which}<int64_t>({a}, {b})"
+    return f"fj_{which}<int64_t>({a}, {b})"
 
 
 def literal(value: Any, dtype: torch.dtype) -> str:
@@ -284,7 +284,7 @@ class CppKernel:
                 block = canonical(math.prod(node.inner_ranges))
                 name = node.buffer.name
                 if is_symbolic(block):  # one growing array per thread, reused by every row
-                    inner_body.append(f"static thread_local std::vector<{ctype}> v_{name};")
+                    inner_body.append(f"static thread_local fj_vec<{ctype}> v_{name};")
                     inner_body.append(
                         f"if (static_cast<int64_t>(v_{name}.size()) < {cexpr(block)}) "
                         f"v_{name}.resize({cexpr(block)});"
@@ -330,7 +330,10 @@ class CppKernel:
         for node in sums:
             total, part = self.new_var("tot"), self.new_var("part")
             names[node.buffer.name] = (total, part, C_TYPES[node.buffer.body.value_dtype])
-            out.append(f"std::vector<double> {total}(static_cast<size_t>(fj_nt) * {width}, 0.0);")
+            out.append(
+                f"fj_vec<double> {total}_v(static_cast<int64_t>(fj_nt) * {width}, 0.0); "
+                f"double* __restrict__ {total} = {total}_v.data();"
+            )
         out.append("#pragma omp parallel num_threads(fj_nt)")
         out.append("{")
         out.append("int fj_t = 0;")
@@ -338,7 +341,9 @@ class CppKernel:
         out.append("fj_t = omp_get_thread_num();")
         out.append("#endif")
         for _, part, ptype in names.values():
-            out.append(f"std::vector<{ptype}> {part}({width}, 0);")
+            out.append(
+                f"fj_vec<{ptype}> {part}_v({width}, 0); {ptype}* __restrict__ {part} = {part}_v.data();"
+            )
         out.append("int64_t fj_rows = 0;")
         flush = [f"for (int64_t fj_k = 0; fj_k < {width}; ++fj_k) {{"]
         for total, part, _ in names.values():
@@ -563,7 +568,7 @@ class CppKernel:
                             f"for (int64_t {chunk} = 0; {chunk} < {size}; {chunk} += {SUM_BLOCK}) {{",
                         )
                     )
-                    header = f"for (int64_t {symbol} = {chunk}; {symbol} < std::min<int64_t>({chunk} + {SUM_BLOCK}, {size}); ++{symbol}) {{"
+                    header = f"for (int64_t {symbol} = {chunk}; {symbol} < fj_min<int64_t>({chunk} + {SUM_BLOCK}, {size}); ++{symbol}) {{"
                 else:
                     headers.append(("", "{"))
                 headers.append(("", f"float {part} = 0;"))

@@ -1,15 +1,72 @@
 """The header every generated C++ file starts with: dtype helpers, nan-exact math helpers,
-and SIMD declarations of libm functions so loops over exp/tanh/... vectorize via libmvec."""
+and SIMD declarations of libm functions so loops over exp/tanh/... vectorize via libmvec.
+
+It includes only light headers: <cmath>, <algorithm> and <vector> cost more compile time
+than a typical graph's kernels (most of a cold compile).  The math functions are the
+compiler's builtins under `fj_` names, one overload per float type (what <cmath>'s
+std:: overloads call), and a generic one through double for integers; `fj_min`/`fj_max`
+and a growable `fj_vec` replace <algorithm> and <vector>.
+"""
 
 from __future__ import annotations
 
-PRELUDE = r"""
-#include <algorithm>
-#include <cmath>
+# fj_<name>(x) for every libm function the generator spells (codegen/cpp.py's tables)
+UNARY_MATH = [
+    "exp",
+    "exp2",
+    "expm1",
+    "log",
+    "log2",
+    "log10",
+    "log1p",
+    "sqrt",
+    "sin",
+    "cos",
+    "tan",
+    "tanh",
+    "sinh",
+    "cosh",
+    "asin",
+    "acos",
+    "atan",
+    "asinh",
+    "acosh",
+    "atanh",
+    "erf",
+    "erfc",
+    "floor",
+    "ceil",
+    "nearbyint",
+    "trunc",
+]
+BINARY_MATH = ["atan2", "fmod", "pow"]
+
+
+def _math_overloads() -> str:
+    lines = []
+    for name in UNARY_MATH:
+        lines.append(
+            f"static inline float fj_{name}(float x) {{ return __builtin_{name}f(x); }}\n"
+            f"static inline double fj_{name}(double x) {{ return __builtin_{name}(x); }}\n"
+            f"template <class T> static inline T fj_{name}(T x) "
+            f"{{ return static_cast<T>(__builtin_{name}(static_cast<double>(x))); }}"
+        )
+    for name in BINARY_MATH:
+        lines.append(
+            f"static inline float fj_{name}(float a, float b) {{ return __builtin_{name}f(a, b); }}\n"
+            f"static inline double fj_{name}(double a, double b) {{ return __builtin_{name}(a, b); }}\n"
+            f"template <class T> static inline T fj_{name}(T a, T b) {{ return static_cast<T>("
+            f"__builtin_{name}(static_cast<double>(a), static_cast<double>(b))); }}"
+        )
+    return "\n".join(lines)
+
+
+PRELUDE = (
+    r"""
 #include <cstdint>
+#include <cstdlib>
 #include <limits>
 #include <type_traits>
-#include <vector>
 #ifdef _OPENMP
 #include <omp.h>
 #endif
@@ -43,6 +100,36 @@ float atan2f(float, float) noexcept FJ_SIMD; double atan2(double, double) noexce
 }
 #endif
 
+"""
+    + _math_overloads()
+    + r"""
+static inline float fj_abs(float x) { return __builtin_fabsf(x); }
+static inline double fj_abs(double x) { return __builtin_fabs(x); }
+template <class T> static inline T fj_abs(T x) { return x < T(0) ? static_cast<T>(-x) : x; }
+template <class T> static inline T fj_min(T a, T b) { return b < a ? b : a; }
+template <class T> static inline T fj_max(T a, T b) { return a < b ? b : a; }
+
+// a growable per-thread array (std::vector without <vector>)
+template <class T> struct fj_vec {
+  T* ptr = nullptr;
+  int64_t count = 0;
+  fj_vec() = default;
+  explicit fj_vec(int64_t n, T value = T(0)) { resize(n); for (int64_t i = 0; i < n; ++i) ptr[i] = value; }
+  fj_vec(const fj_vec&) = delete;
+  fj_vec& operator=(const fj_vec&) = delete;
+  ~fj_vec() { std::free(ptr); }
+  void resize(int64_t n) {
+    if (n <= count) return;
+    void* grown = std::realloc(ptr, static_cast<size_t>(n) * sizeof(T));
+    if (grown == nullptr) std::abort();
+    ptr = static_cast<T*>(grown);
+    count = n;
+  }
+  int64_t size() const { return count; }
+  T* data() { return ptr; }
+  T& operator[](int64_t i) { return ptr[i]; }
+};
+
 static inline float fj_bf16_to_float(uint16_t h) {
   return __builtin_bit_cast(float, static_cast<uint32_t>(h) << 16);
 }
@@ -61,16 +148,16 @@ static inline uint16_t fj_float_to_half(float f) {
 }
 static inline float fj_round_half(float f) { return fj_half_to_float(fj_float_to_half(f)); }
 
-template <class T> static inline T fj_sigmoid(T x) { return T(1) / (T(1) + std::exp(-x)); }
-template <class T> static inline T fj_silu(T x) { return x / (T(1) + std::exp(-x)); }
+template <class T> static inline T fj_sigmoid(T x) { return T(1) / (T(1) + fj_exp(-x)); }
+template <class T> static inline T fj_silu(T x) { return x / (T(1) + fj_exp(-x)); }
 template <class T> static inline T fj_relu(T x) { return x < T(0) ? T(0) : x; }
 template <class T> static inline T fj_gelu_erf(T x) {
-  return T(0.5) * x * (T(1) + std::erf(x * T(M_SQRT1_2)));
+  return T(0.5) * x * (T(1) + fj_erf(x * T(0.70710678118654752440)));
 }
 template <class T> static inline T fj_gelu_tanh(T x) {
-  const T beta = T(M_SQRT2 * M_2_SQRTPI * 0.5);
+  const T beta = T(1.41421356237309504880 * 1.12837916709551257390 * 0.5);
   const T inner = beta * (x + T(0.044715) * x * x * x);
-  return T(0.5) * x * (T(1) + std::tanh(inner));
+  return T(0.5) * x * (T(1) + fj_tanh(inner));
 }
 template <class T> static inline T fj_maximum(T a, T b) {
   if constexpr (std::is_floating_point_v<T>) {
@@ -97,12 +184,12 @@ template <class T> static inline T fj_clamp_max(T x, T hi) {
   return hi < x ? hi : x;
 }
 template <class T> static inline T fj_remainder(T a, T b) {
-  T m = std::fmod(a, b);
+  T m = fj_fmod(a, b);
   if (m != T(0) && ((b < T(0)) != (m < T(0)))) m += b;
   return m;
 }
 template <class T> static inline bool fj_isinf(T x) {
-  return std::abs(x) == std::numeric_limits<T>::infinity();
+  return fj_abs(x) == std::numeric_limits<T>::infinity();
 }
 template <class T> static inline bool fj_arg_better_max(T v, T best) {
   if constexpr (std::is_floating_point_v<T>) {
@@ -120,3 +207,4 @@ template <class T> static inline bool fj_arg_better_min(T v, T best) {
 }
 static inline void fj_flag(int* err) { __atomic_store_n(err, 1, __ATOMIC_RELAXED); }
 """
+)
