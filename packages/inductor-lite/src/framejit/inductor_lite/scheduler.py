@@ -23,7 +23,15 @@ import sympy
 from .config import config
 from .ir import Buffer, ComputedBuffer, ExternCall, ReductionBody, index_symbols
 from .loop_body import LoopBody
-from .sizes import canonical, free_size_symbols, hint, hint_prod, known_lt, known_nonneg
+from .sizes import (
+    canonical,
+    free_size_symbols,
+    hint,
+    hint_prod,
+    is_symbolic,
+    known_lt,
+    known_nonneg,
+)
 
 
 @dataclass(eq=False)
@@ -193,7 +201,9 @@ def _fits(group: FusedGroup, buffer: ComputedBuffer) -> tuple[int, ...] | None:
         while common < min(len(shape), len(group.outer)) and shape[common] == group.outer[common]:
             common += 1
         candidate = group.outer[:common]
-    if hint_prod(candidate) < 64:
+    # (symbolic outer ranges count as many: the example size may be far below the sizes
+    # the kernel serves, and a symbol's threads are decided per call)
+    if not is_symbolic(candidate) and hint_prod(candidate) < 64:
         # few outer iterations: big pointwise work would run on one thread
         big_node = (
             not isinstance(buffer.body, ReductionBody)

@@ -274,6 +274,10 @@ class CppKernel:
         group = self.group
         body: list[str] = []
         parallel_outer = group.work() >= config.parallel_min_work and hint_prod(group.outer) >= 16
+        # symbolic sizes: whether to run threads is decided per call (OpenMP's if clause)
+        outer_if = _runtime_parallel_condition(group)
+        if outer_if:
+            parallel_outer = True
         pure_pointwise = all(not n.inner_ranges and not n.is_reduction for n in group.nodes)
         outer_loops = list(zip(OUTER, group.outer, strict=False))
         depth = len(outer_loops)
@@ -294,16 +298,21 @@ class CppKernel:
                     inner_body.append(f"alignas(64) {ctype} l_{name}[{block}];")
         for nest in group.nests:
             if nest[0].is_reduction:
-                self._reduction(nest[0], inner_body, parallel=not parallel_outer)
+                # symbolic: rows run threads only without an outer loop (a parallel region
+                # per row would cost more than it gains); the outer loop's are per call
+                inner = (not group.outer) if outer_if else not parallel_outer
+                self._reduction(nest[0], inner_body, parallel=inner)
             else:
                 self._pointwise_nest(nest, inner_body)
         for position, (symbol, size) in enumerate(outer_loops):
             if position == 0 and parallel_outer:
                 if pure_pointwise and depth == 1:
-                    body.append("#pragma omp parallel for simd")
+                    body.append(f"#pragma omp parallel for simd{_if(outer_if)}")
                 else:
                     collapse = depth - 1 if pure_pointwise else depth
-                    body.append(f"#pragma omp parallel for collapse({max(collapse, 1)})")
+                    body.append(
+                        f"#pragma omp parallel for collapse({max(collapse, 1)}){_if(outer_if)}"
+                    )
             elif pure_pointwise and position == depth - 1 and depth > 1:
                 body.append("#pragma omp simd")
             body.append(f"for (int64_t {symbol} = 0; {symbol} < {cexpr(size)}; ++{symbol}) {{")
@@ -460,6 +469,7 @@ class CppKernel:
         out.extend("}" for _ in ranges)
 
     def _reduction(self, node: NodeLoops, out: list[str], parallel: bool) -> None:
+        condition = ""  # symbolic sizes: when the threads run, decided per call
         body = node.buffer.body
         kind = body.reduction_type
         value_dtype = body.value_dtype
@@ -536,6 +546,12 @@ class CppKernel:
                 clauses += f" reduction(|:{nan})"
         ranges = node.reduction_ranges
         big = hint_prod(ranges) >= config.parallel_min_work
+        if is_symbolic(ranges):
+            big = True
+            count = cexpr(canonical(math.prod(ranges)))
+            condition = " && ".join(
+                c for c in (condition, f"{count} >= {config.parallel_min_work}") if c
+            )
         # float sums: a float partial per innermost run (vectorizes like eager's), at most
         # SUM_BLOCK long, added into a double total, which keeps long sums accurate
         blocked = kind == "sum" and value_dtype == torch.float32 and bool(ranges)
@@ -549,7 +565,9 @@ class CppKernel:
             last = position == len(ranges) - 1
             pragma = ""
             if position == 0 and parallel and big and clauses and not (blocked and last):
-                pragma = f"#pragma omp parallel for{' simd' if last else ''} {clauses}"
+                pragma = (
+                    f"#pragma omp parallel for{' simd' if last else ''} {clauses}{_if(condition)}"
+                )
             elif last and clauses:
                 pragma = f"#pragma omp simd {clauses if not blocked else f'reduction(+:{part})'}"
             size = cexpr(size) if is_symbolic(size) else size
@@ -558,7 +576,7 @@ class CppKernel:
                 chunk = self.new_var("rc")
                 if isinstance(size, str) or size > SUM_BLOCK:  # symbolic: may be long
                     outer_pragma = (
-                        f"#pragma omp parallel for {clauses}"
+                        f"#pragma omp parallel for {clauses}{_if(condition)}"
                         if position == 0 and parallel and big
                         else ""
                     )
@@ -594,6 +612,25 @@ class CppKernel:
         else:
             result = CppValue(acc, acc_dtype)
         self._store(node, CppKernelOps(self, out).to_dtype(result, node.buffer.dtype), out)
+
+
+def _if(condition: str) -> str:
+    return f" if(parallel: {condition})" if condition else ""
+
+
+def _runtime_parallel_condition(group: FusedGroup) -> str:
+    """For a group over symbolic sizes, the C++ condition under which its outer loop runs
+    threads (the static rule, evaluated per call); "" for static groups."""
+    if not is_symbolic(group.outer) and not any(
+        is_symbolic(n.inner_ranges) or is_symbolic(n.reduction_ranges) for n in group.nodes
+    ):
+        return ""
+    widest = max(
+        group.nodes, key=lambda n: hint_prod(n.inner_ranges) * hint_prod(n.reduction_ranges)
+    )
+    outer = canonical(math.prod(group.outer))
+    work = canonical(outer * math.prod(widest.inner_ranges) * math.prod(widest.reduction_ranges))
+    return f"{cexpr(work)} >= {config.parallel_min_work} && {cexpr(outer)} >= 16"
 
 
 def _strides(ranges: tuple[int, ...]) -> list[int]:
