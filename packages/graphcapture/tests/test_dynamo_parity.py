@@ -211,3 +211,42 @@ def test_returned_nested_function_keeps_closure_and_defaults():
     scaled = fj.compile(make, fullgraph=True)(torch.ones(2), torch.ones(2))
     torch.testing.assert_close(scaled(), make(torch.ones(2), torch.ones(2))())
     torch.testing.assert_close(scaled(2, g=1.0), torch.full((2,), 3.0))
+
+
+def profiled_with_break(x):
+    y = x**2
+    with torch.profiler.profile():
+        y = y + 2
+        with torch.autograd.profiler.record_function("my_function"):
+            z = y**3
+            z.tolist()  # graph break
+            z = z + 1
+    return z
+
+
+def test_profiler_contexts_do_nothing_to_compiled_code():
+    x = torch.randn(2, 2)
+    assert_like_torch(profiled_with_break, [(x,), (x,)])
+
+
+def test_bound_profiler_context_runs_for_real():
+    def fn(x):
+        with torch.profiler.profile() as prof:
+            y = x + 1
+        return y, prof is not None
+
+    fj.reset()
+    x = torch.randn(2)
+    y, bound = fj.compile(fn, backend="eager")(x)
+    torch.testing.assert_close(y, x + 1)
+    assert bound
+
+
+def unused_results(x):
+    t = torch.arange(1, 3)  # unused: torch.compile's graph keeps it too
+    (x + 1).sum()
+    return [isinstance(x, torch.Tensor), isinstance(t, torch.Tensor), x * 2]
+
+
+def test_unused_ops_stay_in_the_graph_as_in_torch():
+    assert_like_torch(unused_results, [(torch.randn(3),), (torch.randn(3),)], fullgraph=True)

@@ -197,7 +197,8 @@ class OutputGraph:
                 root.register_parameter(name, value)
             else:
                 root.register_buffer(name, value)
-        graph.eliminate_dead_code(is_impure_node=_is_impure)
+        # no dead-code elimination: the backend gets every op the code ran, as torch.compile
+        # hands it (its CompileCounter counts them; backends prune what they do not need)
         for node in list(graph.nodes):
             if node.op == "placeholder" and not node.users and node not in self._bound_syms():
                 graph.erase_node(node)
@@ -214,33 +215,6 @@ class OutputGraph:
                     if isinstance(s, torch.SymInt):
                         used |= s.node.expr.free_symbols
         return {node for sym, node in self.sym_inputs.items() if sym in used}
-
-
-def _is_impure(node: torch.fx.Node) -> bool:
-    if node.op in ("placeholder", "output"):
-        return True
-    name = node.target if isinstance(node.target, str) else getattr(node.target, "__name__", "")
-    if any(word in name for word in _RANDOM_WORDS):
-        return True  # unused random ops still advance the generator, as in eager
-    if node.op == "call_method":
-        return name.endswith("_") or name in _IMPURE_METHODS
-    if node.op == "call_function":
-        if node.target in _IMPURE_FUNCTIONS:
-            return True
-        if name.endswith("_") and not name.startswith("__"):
-            return True
-        kwargs_out = node.kwargs.get("out")
-        return kwargs_out is not None
-    return False
-
-
-_RANDOM_WORDS = ("rand", "dropout", "bernoulli", "normal", "multinomial", "uniform", "exponential")
-_IMPURE_METHODS = {"copy_", "__setitem__", "backward"}
-_IMPURE_FUNCTIONS = {
-    operator.setitem,
-    torch._C._set_grad_enabled,
-    torch.manual_seed,
-}
 
 
 def tree_proxies(value):

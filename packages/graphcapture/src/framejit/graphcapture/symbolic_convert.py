@@ -51,6 +51,7 @@ from .variables.functions import MethodRef
 from .variables.objects import (
     GradModeVariable,
     NNModuleVariable,
+    NullContextVariable,
     PythonModuleVariable,
     SuperVariable,
     UserDefinedObjectVariable,
@@ -655,7 +656,9 @@ class InstructionTranslatorBase:
 
     def BEFORE_WITH(self, inst):
         ctx = self.pop()
-        if not isinstance(ctx, GradModeVariable):
+        if isinstance(ctx, NullContextVariable) and self.insts[self.ip].opname != "POP_TOP":
+            raise Unsupported("`with profiler-context as name:` (the object is used)")
+        if not isinstance(ctx, (GradModeVariable, NullContextVariable)):
             raise Unsupported(f"with-block over {ctx}")
         self.push(WithExitVariable(ctx))
         ctx.enter(self)

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import builtins
 import collections
+import contextlib
 import enum
 import functools
 import os
@@ -302,6 +303,8 @@ def _wrap_tuple_iterator(tx, value, source) -> VariableTracker:
 
 def _is_grad_mode_exit(method: types.MethodType) -> bool:
     cls = type(method.__self__)
+    if cls is contextlib.nullcontext:  # what a resume function gets for a profiler context
+        return method.__func__ is contextlib.nullcontext.__exit__
     return (
         cls in GRAD_MODE_CLASSES
         and method.__func__ is getattr(cls.__exit__, "__func__", cls.__exit__)
@@ -313,8 +316,13 @@ def _wrap_grad_mode_exit(tx, method: types.MethodType, source) -> VariableTracke
     """The `__exit__` of an entered no_grad()/enable_grad() (a resume function gets it for
     the with-block it continues in): traced as the grad-mode switch back to the `prev` it
     saved, which is guarded; the object's identity does not matter."""
-    from .objects import GradModeVariable, WithExitVariable
+    from .objects import GradModeVariable, NullContextVariable, WithExitVariable
 
+    if type(method.__self__) is contextlib.nullcontext:
+        if source is not None:
+            _guard(tx, AttrSource(source, "__self__"), GuardKind.TYPE_MATCH, method.__self__)
+            _guard(tx, AttrSource(source, "__func__"), GuardKind.ID_MATCH, method.__func__)
+        return WithExitVariable(NullContextVariable())
     ctx = GradModeVariable(GRAD_MODE_CLASSES[type(method.__self__)])
     ctx.previous = method.__self__.prev
     if source is not None:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import contextlib
 import types
 from typing import Any
 
@@ -599,10 +600,28 @@ class GradModeVariable(VariableTracker):
         raise Unsupported(f"grad-mode context .{name}")
 
 
+class NullContextVariable(VariableTracker):
+    """A profiler context (torch.profiler.profile(), record_function(...)) entered in the
+    trace without binding it (`with profile():`): it does nothing to compiled code, as in
+    torch.compile; a resume function gets a nullcontext's __exit__ in its place."""
+
+    def python_type(self) -> type:
+        return contextlib.nullcontext
+
+    def enter(self, tx) -> None:
+        pass
+
+    def exit(self, tx) -> None:
+        pass
+
+    def reconstruct(self, cg) -> None:
+        raise Unsupported("a profiler context object escaping the frame")
+
+
 class WithExitVariable(VariableTracker):
     """The bound __exit__ that BEFORE_WITH pushes for a traced context manager."""
 
-    def __init__(self, ctx: GradModeVariable):
+    def __init__(self, ctx):
         self.ctx = ctx
 
     def call_function(self, tx, args, kwargs) -> VariableTracker:
@@ -612,6 +631,12 @@ class WithExitVariable(VariableTracker):
     def reconstruct(self, cg) -> None:
         """A real `__exit__` for a resume function: back to the grad mode outside the block,
         then enter a fresh context of the same kind (BEFORE_WITH leaves its __exit__)."""
+        if isinstance(self.ctx, NullContextVariable):
+            cg.add_push_null(lambda: cg.load_const(contextlib.nullcontext))
+            cg.call(0)
+            cg.emit("BEFORE_WITH")
+            cg.pop_top()
+            return
         previous = bool(self.ctx.previous)
         cg.add_push_null(lambda: cg.load_const(torch._C._set_grad_enabled))
         cg.load_const(previous)

@@ -142,8 +142,23 @@ def _construct_stateless_module(cls, args: list, kwargs: dict) -> VariableTracke
     return InFrameModuleVariable(module, args, kwargs)
 
 
+def _profiler_contexts() -> tuple:
+    import torch.autograd.profiler as autograd_profiler
+
+    return (
+        autograd_profiler.profile,
+        autograd_profiler.record_function,
+        torch.profiler.profile,
+        torch.profiler.record_function,
+    )
+
+
 def construct(tx, cls_vt, args: list, kwargs: dict) -> VariableTracker:
     cls = cls_vt.value
+    if cls in _profiler_contexts():
+        from .objects import NullContextVariable
+
+        return NullContextVariable()
     if _is_torch_nn_module_class(cls) and all(
         a.is_python_constant() for a in [*args, *kwargs.values()]
     ):
