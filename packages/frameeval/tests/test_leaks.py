@@ -139,7 +139,7 @@ def test_a_failed_co_extra_store_frees_the_new_cache():
 
     def cb(frame, cache):
         if frame.f_code is f.__code__:
-            return fe.GuardedCode(check, g.__code__, payload)
+            return fe.GuardedCode(refs[0](), g.__code__, refs[1]())
         return None
 
     def fail(n):

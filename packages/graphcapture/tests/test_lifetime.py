@@ -6,7 +6,13 @@ torch.compile is the yardstick (a dropped model and its input are freed) it runs
 
 from __future__ import annotations
 
+import ctypes
 import gc
+import json
+import logging
+import os
+import subprocess
+import sys
 import weakref
 
 import pytest
@@ -236,3 +242,178 @@ def test_a_dropped_exec_namespace_is_freed_with_its_compiled_code(compiler):
     gc.collect()
     assert [r() for r in refs] == [None] * len(refs)
     assert len(died) == len(refs)  # every weakref callback ran
+
+
+class Big(torch.nn.Module):
+    """About 10 MB of parameters (1600 x 1600 float32), filled so the pages are resident."""
+
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.utils.skip_init(torch.nn.Linear, 1600, 1600)
+        with torch.no_grad():
+            self.lin.weight.fill_(1e-3)
+            self.lin.bias.fill_(0.5)
+
+    def forward(self, x):
+        return torch.relu(self.lin(x)) - 1
+
+
+def _rss_kib() -> int:
+    """Resident set size after a collection, with freed heap pages handed back to the OS
+    (glibc keeps freed 10 MB blocks in its arenas otherwise: RSS would then say more about
+    which arena torch's threads last allocated in than about what is still alive)."""
+    gc.collect()
+    try:
+        ctypes.CDLL(None).malloc_trim(0)
+    except (OSError, AttributeError):  # not glibc
+        pass
+    with open("/proc/self/statm") as statm:
+        return int(statm.read().split()[1]) * os.sysconf("SC_PAGE_SIZE") // 1024
+
+
+def test_a_hundred_compiled_and_dropped_10mb_models_leave_rss_within_20mb():
+    x = torch.ones(2, 1600)
+    with torch.no_grad():
+        expected = Big()(x)
+    models = []
+
+    def one():
+        model = Big()
+        torch.testing.assert_close(fj.compile(model)(x), expected)
+        models.append(weakref.ref(model))
+
+    for _ in range(3):  # warm up: first-compile caches, allocator pools
+        one()
+    before = _rss_kib()
+    for _ in range(100):
+        one()
+    grown = _rss_kib() - before
+    assert [m for m in models if m() is not None] == []
+    assert grown < 20 * 1024, f"RSS grew by {grown} KiB over 100 dropped ~10 MB models"
+    assert len(fe.cache_entries(Big.forward)) <= 1
+
+
+FIRST_COMPILE = """
+import json, time, torch
+# torch's FakeTensorMode() imports torch._dynamo.config (the whole package: seconds); done
+# first so that the figure printed is framejit's compile, not torch's one-time import
+import torch._dynamo
+from framejit import graphcapture as fj
+from framejit.guards import native
+
+def toy_example(a, b):
+    x = a / (torch.abs(a) + 1)
+    if b.sum() < 0:
+        b = b * -1
+    return x * b
+
+a, b = torch.randn(10), -torch.ones(10)
+start = time.perf_counter()
+out = fj.compile(toy_example)(a, b)
+elapsed = time.perf_counter() - start
+torch.testing.assert_close(out, toy_example(a, b))
+torch.testing.assert_close(fj.compile(toy_example)(a, -b), toy_example(a, -b))
+print(json.dumps({"elapsed": elapsed, "building": native.building()}))
+"""
+
+# A C++ compiler that blocks until the test lets it go (then fails): a first compile that
+# waited for it would never return.
+BLOCKING_CXX = """#!/bin/sh
+read line < "$FRAMEJIT_TEST_FIFO"
+exit 1
+"""
+
+
+def test_the_first_compile_with_an_empty_cache_never_waits_for_the_cxx_compiler(tmp_path):
+    fifo = tmp_path / "release"
+    os.mkfifo(fifo)
+    cxx = tmp_path / "blocking-c++"
+    cxx.write_text(BLOCKING_CXX)
+    cxx.chmod(0o755)
+    env = {
+        **os.environ,
+        "FRAMEJIT_CACHE_DIR": str(tmp_path / "cache"),
+        "CXX": str(cxx),
+        "FRAMEJIT_TEST_FIFO": str(fifo),
+    }
+    env.pop("FRAMEJIT_GUARDS_NATIVE", None)
+    try:
+        proc = subprocess.run(
+            [sys.executable, "-c", FIRST_COMPILE],
+            env=env,
+            capture_output=True,
+            text=True,
+            timeout=300,
+        )
+    finally:
+        try:  # let the builder (detached, still blocked in the compiler) finish
+            fd = os.open(fifo, os.O_WRONLY | os.O_NONBLOCK)
+            os.write(fd, b"go\n")
+            os.close(fd)
+        except OSError:  # ENXIO: no reader, the builder never started the compiler
+            pass
+    assert proc.returncode == 0, proc.stderr[-3000:]
+    result = json.loads(proc.stdout.strip().splitlines()[-1])
+    # the compile returned (and was right) while the helper was still being built
+    assert result["building"] is True
+    print(f"first compile with an empty cache dir: {result['elapsed']:.3f} s")
+
+
+def test_the_module_wrapper_keeps_the_module_as_torch_does_and_nothing_else_does():
+    # OptimizedModule holds its module (as torch.compile's does, c._orig_mod): `c` stays
+    # usable after `del model`; once `c` goes too, nothing framejit made keeps either alive
+    model, x = Net(), torch.randn(2, 8)
+    expected = model(x).detach()  # its autograd graph would keep the weight
+    c = fj.compile(model)
+    torch.testing.assert_close(c(x), expected)
+    refs = [weakref.ref(model), weakref.ref(model.lin.weight)]
+    del model
+    gc.collect()
+    assert all(r() is not None for r in refs)
+    torch.testing.assert_close(c(x), expected)  # still compiled and right
+    assert c._orig_mod is refs[0]()
+    del c
+    gc.collect()
+    assert [r() for r in refs] == [None, None]
+
+
+class _Keep(logging.Handler):
+    """Keeps every LogRecord, like pytest's caplog or a MemoryHandler."""
+
+    def __init__(self):
+        super().__init__(logging.DEBUG)
+        self.records: list[logging.LogRecord] = []
+
+    def emit(self, record):
+        self.records.append(record)
+
+
+def test_logs_events_and_records_never_keep_the_model_or_its_input():
+    # every log artifact on, every LogRecord kept (args and all), a subscriber reading every
+    # CompileRecord: the model and its inputs still die (a subscriber that keeps records keeps
+    # their GraphModules, and what those hold, by its own choice)
+    from framejit.graphcapture import logs
+
+    keep = _Keep()
+    fj.set_logs("+all")  # artifact loggers stop propagating: keep hangs on each of them
+    loggers = [logs.logger(name) for name in logs.ARTIFACTS] + [logging.getLogger("framejit")]
+    for log in loggers:
+        log.addHandler(keep)
+    records = []
+    unsubscribe = fj.events.subscribe(lambda r: records.append(len(r.graphs)))
+    try:
+        model, x = Net(), torch.randn(2, 8)
+        compiled = fj.compile(model)
+        torch.testing.assert_close(compiled(x), model(x))
+        y = torch.randn(3, 8)  # a recompile: failure reasons formatted too
+        torch.testing.assert_close(compiled(y), model(y))
+        refs = [weakref.ref(o) for o in (model, x, y, model.lin.weight)]
+        del model, compiled, x, y
+        gc.collect()
+        assert [r() for r in refs] == [None] * 4
+        assert keep.records and len(records) >= 2
+    finally:
+        unsubscribe()
+        for log in loggers:
+            log.removeHandler(keep)
+        fj.set_logs(None)
