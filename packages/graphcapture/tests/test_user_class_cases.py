@@ -111,3 +111,16 @@ def test_a_metaclass_with_its_own_call_is_not_built_like_a_plain_class():
     compiled = fj.compile(fn, backend="eager")
     torch.testing.assert_close(compiled(torch.ones(2)), fn(torch.ones(2)))
     assert Counting.made == 2  # the metaclass __call__ ran once per call (side effect kept)
+
+
+def test_equality_of_dict_subclass_objects_compares_contents_not_identity():
+    import cases_user_classes as cases
+
+    def fn(x):
+        a, b, c = cases.Settings(a=1), cases.Settings(a=1), cases.Settings(a=2)
+        return x + (a == b) + 2 * (a != c) + 4 * (a == {"a": 1}) + 8 * (cases.REGISTRY == {})
+
+    compiled = fj.compile(fn, backend="eager")
+    x = torch.zeros(1)
+    torch.testing.assert_close(compiled(x), fn(x))
+    torch.testing.assert_close(compiled(x), fn(x))

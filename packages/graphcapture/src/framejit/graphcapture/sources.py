@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import re
 from typing import TYPE_CHECKING, Any
 
 from framejit.guards import AttrSource, GlobalSource, ItemSource, LocalSource, ShapeSource
@@ -73,16 +74,12 @@ def emit_load(cg: PyCodegen, source: Any) -> None:
         raise Unsupported(f"cannot load source {source_name(source)} in generated code")
 
 
+_NON_WORD = re.compile(r"(?:\W|_)+")  # runs of anything but letters and digits
+
+
 def python_identifier(source: Any) -> str:
     """A readable identifier for a source: L['a'] -> a, L['self'].fc.weight -> self_fc_weight."""
-    text = source_name(source)
-    out = []
-    for ch in text:
-        out.append(ch if ch.isalnum() else "_")
-    name = "".join(out)
-    while "__" in name:
-        name = name.replace("__", "_")
-    name = name.strip("_")
+    name = _NON_WORD.sub("_", source_name(source)).strip("_")
     for prefix in ("L_",):
         if name.startswith(prefix):
             name = name[len(prefix) :]

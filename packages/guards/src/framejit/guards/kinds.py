@@ -26,6 +26,7 @@ from __future__ import annotations
 import builtins
 import math
 import reprlib
+import types
 from dataclasses import dataclass
 from typing import Any
 
@@ -53,6 +54,20 @@ def short_repr(value: Any) -> str:
         return _short.repr(value)
     except Exception:
         return f"<{type(value).__name__} object>"
+
+
+# objects whose repr is short and cheap; any other object's (a tensor's prints its data, an
+# nn.Module's walks its children, a config's serializes it) is not run for every guard
+_CHEAP_REPR = (
+    types.FunctionType, types.BuiltinFunctionType, types.MethodType, types.ModuleType, type,
+)  # fmt: skip
+
+
+def _describe(value: Any) -> str:
+    """What an ID_MATCH guard says its traced object was (kept after the object dies)."""
+    if isinstance(value, _CHEAP_REPR) or is_literal(value):
+        return short_repr(value)
+    return f"<{type(value).__qualname__} object at {id(value):#x}>"
 
 
 def strict_equal(actual: Any, expected: Any) -> bool:
@@ -194,7 +209,7 @@ class IdMatch(Handler):
         return id(guard.value)  # unique while Held keeps it, or until the check is invalidated
 
     def retain(self, guard):
-        return Held(guard.value, short_repr(guard.value))
+        return Held(guard.value, _describe(guard.value))
 
     def emit(self, guard, ctx):
         return [f"id({guard.source.name()}) == {guard.expected}"]

@@ -53,6 +53,12 @@ class Source:
         return 0 if base is None else 1 + base.depth()
 
     def all_helpers(self) -> tuple[str, ...]:
+        cached = self.__dict__.get("_helpers")
+        if cached is None:
+            cached = self.__dict__["_helpers"] = self._collect_helpers()
+        return cached
+
+    def _collect_helpers(self) -> tuple[str, ...]:
         base = self.base_source()
         inherited = base.all_helpers() if base is not None else ()
         return inherited + tuple(h for h in self.helpers if h not in inherited)
@@ -159,6 +165,13 @@ class AttrSource(Source):
         return self.base
 
     def name(self) -> str:
+        # rendered once per source: wrap/guard code asks for it again and again
+        cached = self.__dict__.get("_name")
+        if cached is None:
+            cached = self.__dict__["_name"] = self._render()
+        return cached
+
+    def _render(self) -> str:
         # ASCII only: the parser NFKC-normalises identifiers, so "x.\ufb01le" would read x.file
         if (
             self.member.isascii()
@@ -186,7 +199,10 @@ class ItemSource(Source):
         return self.base
 
     def name(self) -> str:
-        return f"{self.base.name()}[{render_literal(self.key)}]"
+        cached = self.__dict__.get("_name")  # rendered once, as AttrSource's
+        if cached is None:
+            cached = self.__dict__["_name"] = f"{self.base.name()}[{render_literal(self.key)}]"
+        return cached
 
     def get(self, L, G):
         return self.base.get(L, G)[self.key]

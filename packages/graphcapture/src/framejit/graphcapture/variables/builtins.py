@@ -53,6 +53,11 @@ def binary_op(tx, op, a: VariableTracker, b: VariableTracker) -> VariableTracker
         result = dunder_binary_op(tx, op, a, b)
         if result is not None:
             return result
+        if op in (operator.eq, operator.ne):
+            # a dict subclass leaving == to dict compares its contents, not identities
+            contents_a, contents_b = _dict_contents(tx, a), _dict_contents(tx, b)
+            if contents_a is not None or contents_b is not None:
+                return binary_op(tx, op, contents_a or a, contents_b or b)
     if isinstance(a, DictViewVariable) or isinstance(b, DictViewVariable):
         return _view_binary_op(tx, op, a, b)
     if isinstance(a, SetVariable):
@@ -100,6 +105,11 @@ def binary_op(tx, op, a: VariableTracker, b: VariableTracker) -> VariableTracker
     if op in (operator.eq, operator.ne, operator.is_, operator.is_not):
         return identity_compare(tx, op, a, b)
     raise Unsupported(f"{op.__name__} on {a} and {b}")
+
+
+def _dict_contents(tx, vt: VariableTracker):
+    fallback = getattr(vt, "_dict_fallback", None)
+    return fallback(tx, "__eq__") if fallback is not None else None
 
 
 def contains_op(tx, container: VariableTracker, needle: VariableTracker) -> bool:

@@ -11,6 +11,7 @@ from .base import (
     BoundBuiltinMethodVariable,
     ConcreteValueVariable,
     ConstantVariable,
+    NullVariable,
     VariableTracker,
 )
 
@@ -176,12 +177,23 @@ class UserFunctionVariable(BaseUserFunctionVariable, ConcreteValueVariable):
         from .builder import wrap
 
         fn = self.value
+        code = fn.__code__
+        # only the defaults this call uses are read (and guarded): the others are placeholders
+        # that binding never takes (their parameters are passed)
+        given = _passed_parameters(code, len(args), kwargs)
+        fn_defaults = fn.__defaults__ or ()
+        first = code.co_argcount - len(fn_defaults)
         defaults = []
-        for i, value in enumerate(fn.__defaults__ or ()):
+        for i, value in enumerate(fn_defaults):
+            if code.co_varnames[first + i] in given:
+                defaults.append(_UNUSED_DEFAULT)
+                continue
             src = ItemSource(AttrSource(self.source, "__defaults__"), i) if self.source else None
             defaults.append(wrap(tx, value, src))
         kwdefaults = {}
         for key, value in (fn.__kwdefaults__ or {}).items():
+            if key in given:
+                continue
             src = (
                 ItemSource(AttrSource(self.source, "__kwdefaults__"), key) if self.source else None
             )
@@ -208,6 +220,18 @@ class UserFunctionVariable(BaseUserFunctionVariable, ConcreteValueVariable):
 
     def __repr__(self) -> str:
         return f"UserFunctionVariable({self.value.__qualname__})"
+
+
+_UNUSED_DEFAULT = NullVariable()
+
+
+def _passed_parameters(code, n_args: int, kwargs: dict) -> set:
+    """Names of the parameters a call passes (positionally, or by keyword where allowed)."""
+    names = code.co_varnames
+    given = set(names[: min(n_args, code.co_argcount)])
+    keywordable = names[code.co_posonlyargcount : code.co_argcount + code.co_kwonlyargcount]
+    given.update(k for k in kwargs if k in keywordable)
+    return given
 
 
 def _is_safe_unguarded(value) -> bool:
