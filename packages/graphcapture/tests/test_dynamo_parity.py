@@ -250,3 +250,32 @@ def unused_results(x):
 
 def test_unused_ops_stay_in_the_graph_as_in_torch():
     assert_like_torch(unused_results, [(torch.randn(3),), (torch.randn(3),)], fullgraph=True)
+
+
+def item_returned(x):
+    return torch.max(x).int().item()
+
+
+def item_in_math(x):
+    y = x.sum().item()
+    return x + y, y * 2
+
+
+# torch's graph for item_in_math also holds a scalar_tensor for the float it returns
+@pytest.mark.parametrize(("fn", "ops"), [(item_returned, True), (item_in_math, False)])
+def test_item_is_captured_with_fullgraph(fn, ops):
+    calls = [(torch.tensor([[10.6, 11.7, -2.2]]),), (torch.tensor([[1.0, 61.5, 3.0]]),)]
+    assert_like_torch(fn, calls, fullgraph=True, ops=ops)
+
+
+def test_item_value_needed_by_python_is_a_fullgraph_error():
+    def branch(x):
+        if x.sum().item() > 0:
+            return x + 1
+        return x - 1
+
+    fj.reset()
+    with pytest.raises(fj.GraphBreakInFullgraph, match="Tensor.item"):
+        fj.compile(branch, fullgraph=True)(torch.ones(2))
+    fj.reset()
+    torch.testing.assert_close(fj.compile(branch)(torch.ones(2)), torch.ones(2) + 1)

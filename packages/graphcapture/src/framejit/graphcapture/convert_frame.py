@@ -156,6 +156,7 @@ def _convert_frame(
     dim_policy = DimPolicy.for_code(code, dynamic)
     for _ in range(2):
         output = OutputGraph(f_globals, dim_policy)
+        output.fullgraph = fullgraph
         tx = InstructionTranslator(code, f_globals, f_builtins, f_locals, closure, output, break_at)
         traces += (tx, output)
         try:

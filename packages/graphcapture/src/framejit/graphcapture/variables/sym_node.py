@@ -10,6 +10,7 @@ only asks (`is_python_constant`), so probing never specialises.
 
 from __future__ import annotations
 
+import contextlib
 import operator
 
 import torch
@@ -56,12 +57,14 @@ class SymNodeVariable(VariableTracker):
 
     def as_python_constant(self):
         """Specialise: the value as a Python number, guarded to stay this value."""
-        value = self.python_type()(self.example)  # the ShapeEnv guards `expr == value`
+        with _data_dependent_is_a_break():
+            value = self.python_type()(self.example)  # the ShapeEnv guards `expr == value`
         _check_marked(self)
         return value
 
     def truth(self, tx) -> bool:
-        value = bool(self.example)  # guards the direction taken (s0 > 4, or its negation)
+        with _data_dependent_is_a_break():
+            value = bool(self.example)  # guards the direction taken (s0 > 4, or its negation)
         _check_marked(self)
         return value
 
@@ -77,6 +80,17 @@ class SymNodeVariable(VariableTracker):
 
     def __repr__(self) -> str:
         return f"SymNodeVariable({self.example})"
+
+
+@contextlib.contextmanager
+def _data_dependent_is_a_break():
+    """A value computed from Tensor.item() (an unbacked symbol) has no number to guard."""
+    from torch.fx.experimental.symbolic_shapes import GuardOnDataDependentSymNode
+
+    try:
+        yield
+    except GuardOnDataDependentSymNode as e:
+        raise Unsupported("data-dependent: a Python value computed from Tensor.item()") from e
 
 
 def _check_marked(vt: SymNodeVariable) -> None:

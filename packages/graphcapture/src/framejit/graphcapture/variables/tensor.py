@@ -9,7 +9,7 @@ import torch
 from ..exc import Unsupported
 from .base import ConstantVariable, VariableTracker, is_constant_value
 from .containers import ListVariable, SizeVariable, TupleVariable
-from .sym_node import SYM_TYPES, size_variable, wrap_sym
+from .sym_node import SYM_TYPES, SymNodeVariable, size_variable, wrap_sym
 
 _SIZE_OPS = {
     "size": torch.ops.aten.sym_size.int,
@@ -148,6 +148,8 @@ class TensorMethodVariable(VariableTracker):
 
     def call_function(self, tx, args: list, kwargs: dict) -> VariableTracker:
         name = self.name
+        if name == "item" and not args and not kwargs and tx.output.fullgraph:
+            return captured_item(tx, self.tensor)
         if name in DATA_DEPENDENT_METHODS:
             raise Unsupported(f"data-dependent: Tensor.{name}()")
         if name in ("size", "stride") and not kwargs:
@@ -182,6 +184,39 @@ def _size_like(tx, tensor: TensorVariable, name: str, args: list) -> VariableTra
         except (IndexError, TypeError) as e:
             raise Unsupported(f"Tensor.{name}({dim!r}): {type(e).__name__}") from e
     return SizeVariable(items) if name == "size" else TupleVariable(items)
+
+
+class ItemVariable(SymNodeVariable):
+    """`t.item()` in a fullgraph trace: a graph node whose value is an unbacked symbol (as
+    torch.compile captures it with fullgraph=True).  It can flow to the graph's outputs;
+    Python code that needs the number itself cannot be traced."""
+
+    def as_python_constant(self):
+        raise Unsupported("data-dependent: the value of Tensor.item() used as a Python value")
+
+    def truth(self, tx) -> bool:
+        raise Unsupported("data-dependent: a branch on the value of Tensor.item()")
+
+    def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
+        raise Unsupported(f"data-dependent: Tensor.item() value .{name}()")
+
+
+def captured_item(tx, tensor: TensorVariable) -> VariableTracker:
+    output = tx.output
+    shape_env = output.shapes.shape_env
+    if tensor.example.numel() != 1:
+        raise Unsupported("Tensor.item() of a tensor without exactly one element")
+    dtype = tensor.example.dtype
+    if dtype is torch.bool:
+        example = shape_env.create_unbacked_symbool()
+    elif dtype.is_floating_point:
+        example = shape_env.create_unbacked_symfloat()
+    elif not dtype.is_complex:
+        example = shape_env.create_unbacked_symint()
+    else:
+        raise Unsupported("data-dependent: Tensor.item() of a complex tensor")
+    node = output.create_node("call_method", "item", (tensor.node,), {}, example)
+    return ItemVariable(node, example, output.shapes)
 
 
 def wrap_op_result(output, node, example) -> VariableTracker:
