@@ -275,7 +275,7 @@ def test_item_value_needed_by_python_is_a_fullgraph_error():
         return x - 1
 
     fj.reset()
-    with pytest.raises(fj.GraphBreakInFullgraph, match="Tensor.item"):
+    with pytest.raises(fj.GraphBreakInFullgraph, match=r"Tensor\.item"):
         fj.compile(branch, fullgraph=True)(torch.ones(2))
     fj.reset()
     torch.testing.assert_close(fj.compile(branch)(torch.ones(2)), torch.ones(2) + 1)
