@@ -147,6 +147,10 @@ def test_training_steps_match_eager(name, graphs):
         for optimizer in optimizers:
             optimizer.step()
             optimizer.zero_grad()
+    for (pname, p), (_, r) in zip(
+        model.named_parameters(), reference.named_parameters(), strict=True
+    ):
+        torch.testing.assert_close(p, r, **TOL, msg=pname)
     for (bname, b), (_, r) in zip(model.named_buffers(), reference.named_buffers(), strict=True):
         torch.testing.assert_close(b, r, **TOL, msg=bname)
     parts = [p.role for g in graphs for p in getattr(g.compiled, "parts", [])]

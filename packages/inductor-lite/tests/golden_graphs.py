@@ -80,6 +80,14 @@ def gather_rows(w, idx):
     return F.embedding(idx, w) * 2
 
 
+def affine_gelu_training(x, w, b):
+    return F.gelu(x * w + b) * x
+
+
+def _grad(*shape):
+    return torch.ones(shape, requires_grad=True)
+
+
 def _f(*shape):
     return lambda: torch.ones(shape)
 
@@ -113,5 +121,12 @@ CASES = [
         "gather_rows",
         gather_rows,
         lambda: [torch.ones(10, 8), torch.zeros(2, 3, dtype=torch.int64)],
+    ),
+    # a training graph: forward and backward; the weight and bias grads are column sums
+    # (C++: one column kernel with the backward's pointwise values)
+    (
+        "affine_gelu_training",
+        affine_gelu_training,
+        lambda: [torch.ones(256, 16), _grad(16), _grad(16)],
     ),
 ]
