@@ -14,7 +14,7 @@ import torch
 
 from ..config import config
 from ..ir import Buffer
-from ..scheduler import INNER, OUTER, FusedGroup, NodeLoops, outer_part
+from ..scheduler import INNER, LOCAL_BLOCK_LIMIT, OUTER, FusedGroup, NodeLoops, outer_part
 from ..sizes import canonical, hint_prod, is_symbolic
 from .common import GeneratedKernels, KernelSpec, print_index, used_size_symbols
 from .cpp_prelude import PRELUDE
@@ -287,13 +287,16 @@ class CppKernel:
                 ctype = STORAGE_TYPES[node.buffer.dtype]
                 block = canonical(math.prod(node.inner_ranges))
                 name = node.buffer.name
-                if is_symbolic(block):  # one growing array per thread, reused by every row
-                    inner_body.append(f"static thread_local fj_vec<{ctype}> v_{name};")
-                    inner_body.append(
-                        f"if (static_cast<int64_t>(v_{name}.size()) < {cexpr(block)}) "
-                        f"v_{name}.resize({cexpr(block)});"
-                    )
-                    inner_body.append(f"{ctype}* __restrict__ l_{name} = v_{name}.data();")
+                if is_symbolic(block):
+                    # rows up to LOCAL_BLOCK_LIMIT in a stack array (as for static sizes),
+                    # longer ones in a growing per-thread array reused by every row
+                    inner_body.append(f"alignas(64) {ctype} s_{name}[{LOCAL_BLOCK_LIMIT}];")
+                    inner_body.append(f"{ctype}* __restrict__ l_{name} = s_{name};")
+                    inner_body.append(f"if ({cexpr(block)} > {LOCAL_BLOCK_LIMIT}) {{")
+                    inner_body.append(f"  static thread_local fj_vec<{ctype}> v_{name};")
+                    inner_body.append(f"  v_{name}.resize({cexpr(block)});")
+                    inner_body.append(f"  l_{name} = v_{name}.data();")
+                    inner_body.append("}")
                 else:
                     inner_body.append(f"alignas(64) {ctype} l_{name}[{block}];")
         for nest in group.nests:
