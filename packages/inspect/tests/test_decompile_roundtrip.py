@@ -17,10 +17,9 @@ from framejit.inspect.decompiler import PSEUDO_MARK
 STRICT = sys.version_info[:2] == (3, 11)
 # same behaviour, other bytecode: the decompiler drops a final ``return None`` (the compiler
 # then lays out the end differently), and 3.12+ copy a loop's exit into ``break`` (it comes
-# back as the copied ``return``) and jump from an ``except*`` back into the ``else`` path (the
-# code after it comes back outside the try, inside its ``finally``)
+# back as the copied ``return``)
 BYTECODE_DIFFERS = {"match_or_captures"} | (
-    set() if STRICT else {"match_in_loop", "async_with_loop", "star_except_else_finally"}
+    set() if STRICT else {"match_in_loop", "async_with_loop"}
 )
 
 
@@ -151,6 +150,9 @@ def test_async_with_round_trips(fn, samples):
     "fn, samples", EXCEPT_STAR_CORPUS, ids=[f.__name__ for f, _ in EXCEPT_STAR_CORPUS]
 )
 def test_except_star_round_trips(fn, samples):
+    if PSEUDO_MARK in decompile(fn) and not STRICT:
+        # 3.12+: the handler returns through a copy of the finally body: marked, not rebuilt
+        pytest.xfail(f"marked pseudo-code on {sys.version_info[:2]}")
     new = _round_trip(fn, samples)
     assert "except* " in decompile(fn)
     if fn.__name__ not in BYTECODE_DIFFERS:

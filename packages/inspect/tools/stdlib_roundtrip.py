@@ -32,10 +32,15 @@ from framejit.inspect.decompiler import PSEUDO_MARK, decompile, decompile_ast  #
 _REASON = re.compile(r"could not decompile [^:]+: (.*?)(?:'\)|\"\)|$)", re.MULTILINE)
 
 
+_GOTO = re.compile(r"goto offset \d+ \(([^)]*)\)")
+
+
 def _reason(text: str) -> str:
-    found = _REASON.search(text)
-    reason = found.group(1).strip() if found else "pseudo-code"
-    return re.sub(r"offset \d+", "offset N", reason)
+    found = _REASON.search(text) or _GOTO.search(text)
+    if found is None:
+        return "pseudo-code"
+    reason = found.group(1).strip()
+    return f"goto: {reason}" if found.re is _GOTO else reason
 
 
 def measure() -> dict:

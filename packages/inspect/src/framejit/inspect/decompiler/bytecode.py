@@ -64,6 +64,7 @@ class Bytecode:
     normal_reachable: set[int] = field(default_factory=set)
     backward_sources: dict[int, list[int]] = field(default_factory=dict)
     exit_blocks: dict[int, tuple] = field(default_factory=dict)
+    try_joins: set[int] = field(default_factory=set)  # 3.12+: handlers jump back to these
 
     def same_exit(self, a: int, b: int) -> bool:
         """Whether jumping to ``a`` or to ``b`` does the same (equal or duplicated exit blocks)."""
@@ -132,10 +133,11 @@ def read(code: types.CodeType) -> Bytecode:
     bc = Bytecode(code, instrs, exceptions, TABLE, dict(decoded.index_of_offset))
     bc.exit_blocks = _exit_blocks(instrs, exceptions)
     bc.normal_reachable = _reachable(instrs)
+    try_starts = _try_starts(instrs, exceptions)
     for ins in instrs:
         # JUMP_NO_INTERRUPT closes the SEND loop of ``yield from``/``await``, not a user loop;
         # nor does 3.12+'s ``CLEANUP_THROW; JUMP`` back to the value an ``await`` produced, or
-        # the jump back to the code after a ``with`` or ``except*`` that handled an exception
+        # the jump back to the code after a ``with``/``try`` that handled an exception
         before = [i.opname for i in instrs[max(ins.index - 4, 0) : ins.index]]
         after_throw = before[-1:] == ["CLEANUP_THROW"] or before in _JOINS_AFTER
         if (
@@ -144,6 +146,9 @@ def read(code: types.CodeType) -> Bytecode:
             and not ins.no_interrupt
             and not after_throw
         ):
+            if _joins_after_try(ins, before, try_starts):
+                bc.try_joins.add(ins.target)
+                continue
             bc.backward_sources.setdefault(ins.target, []).append(ins.index)
     return bc
 
@@ -153,6 +158,24 @@ _JOINS_AFTER = (
     ["POP_TOP", "POP_EXCEPT", "POP_TOP", "POP_TOP"],
     ["COPY", "POP_JUMP_IF_NOT_NONE", "POP_TOP", "POP_EXCEPT"],
 )
+
+
+def _try_starts(instrs: list[Instr], exceptions: list[ExceptionEntry]) -> dict[int, int]:
+    """Handler (its PUSH_EXC_INFO) -> first instruction of the try body it protects."""
+    starts: dict[int, int] = {}
+    for e in exceptions:
+        if e.target < len(instrs) and instrs[e.target].opname == "PUSH_EXC_INFO":
+            starts[e.target] = min(starts.get(e.target, e.start), e.start)
+    return starts
+
+
+def _joins_after_try(ins: Instr, before: list[str], try_starts: dict[int, int]) -> bool:
+    """3.12+ place the code after a ``try`` before its handler: the handler's
+    ``POP_EXCEPT; JUMP`` back there is no loop (a loop's head is before the try body)."""
+    if before[-1:] != ["POP_EXCEPT"]:
+        return False
+    handler = max((h for h in try_starts if h <= ins.index), default=None)
+    return handler is not None and try_starts[handler] < ins.target < handler
 
 
 def _keep_jumps(instrs: list[Instr]) -> None:

@@ -65,6 +65,7 @@ class ControlFlow:
         self.try_regions = self._find_try_regions()
         self.reentered: set[int] = set()
         self.with_continuations = self._with_continuations()
+        self.accepted_joins: set[int] = set()  # 3.12+: where handlers jump back after a try
 
     def _with_continuations(self) -> set[int]:
         """Where the code after a ``with`` goes on when ``__exit__`` swallowed the exception
@@ -380,6 +381,8 @@ class ControlFlow:
     JUMP_IF_TRUE_OR_POP = JUMP_IF_FALSE_OR_POP
 
     def JUMP(self, ins, blk: Block):
+        if ins.target < ins.index and ins.target in self.accepted_joins:
+            return blk.stop  # a handler's way back to the code after its try: the clause ends
         stmt = self._loop_jump(ins.target, blk)
         if stmt is not None:
             blk.emit(stmt)
@@ -664,6 +667,27 @@ class ControlFlow:
             j += 1
         return j < len(self.ins) and self.ins[j].opname == "CHECK_EXC_MATCH"
 
+    def _handler_join(self, handler: int, limit: int, body_end: int) -> int | None:
+        """3.12+: where the handlers jump back to the code after the try (placed between the
+        try body and the handler); None when they jump forward as 3.11 does."""
+        joins = {
+            i.target
+            for i in self.ins[handler:limit]
+            if i.opname == "JUMP" and body_end < i.target < handler
+        }
+        return min(joins) if len(joins) == 1 else None
+
+    def _star_join(self, handler: int, limit: int) -> int | None:
+        """The target of the jump that ends an ``except*`` handler (see ``_star_tail``)."""
+        for j in range(handler, limit - 6):
+            if (
+                self.ins[j].opname in ("PREP_RERAISE_STAR", "CALL_INTRINSIC_2")
+                and self.ins[j - 1].opname == "LIST_APPEND"
+            ):
+                end = self.ins[j + 5]
+                return end.target if end.opname == "JUMP" else None
+        return None
+
     def _star_prologue(self, handler: int) -> int:
         """``except*``: the handler keeps the group and a list of what the clauses raised
         (3.11: ``COPY 1; BUILD_LIST; SWAP 2``, 3.12+: ``BUILD_LIST; COPY 2``); the length of
@@ -691,7 +715,6 @@ class ControlFlow:
             raise Unsupported("except* without its re-raise")
         q = p + 6
         if self.ins[q].opname == "JUMP":
-            self.star_join = self.ins[q].target
             return None
         return q, self.ins[p + 3].target
 
@@ -807,7 +830,23 @@ class ControlFlow:
         body_end = max(body_end, min(body.end, handler))  # a branch may run past the table range
         reach = self.reach_from(handler)
         star = self._is_star_handler(handler)
-        self.star_join = None
+        join = (
+            self._star_join(handler, limit)
+            if star
+            else self._handler_join(handler, limit, body_end)
+        )
+        if join is not None and join < handler and join in self.skip:
+            # the handlers go back to a copy of an enclosing ``finally``: what follows that
+            # copy comes after the enclosing try; left as marked gotos (except*: pseudo-code)
+            if star:
+                raise Unsupported("except* handler that returns through a finally copy")
+            join = None
+        if join is not None and body_end < join < handler:
+            self.accepted_joins.add(join)  # the handlers' jumps back there end their clauses
+        elif star and join is not None and join > handler:
+            pass  # 3.11: the handler jumps forward past the try (and a late else)
+        else:
+            join = None
         handlers: list[ast.ExceptHandler] = (
             self._star_clauses(handler, limit, blk, reach) if star else []
         )
@@ -851,7 +890,6 @@ class ControlFlow:
             ends.append(before.target)
             else_end = handler - 1
         follow = min(ends) if ends else boundary
-        join = self.star_join if star else None
         if join is not None and body_end < join < else_end:
             # 3.12+: the handler jumps back into the normal path: what follows is after the try
             else_end = follow = join
