@@ -1,7 +1,7 @@
 """Capture of six tiny Hugging Face models, framejit beside torch.compile in one process.
 
 For each model (integration-tests/hf_tiny.py: tiny configs, random weights, no
-downloads), eval mode under no_grad: the first call's time with a backend that compiles
+downloads), in eval mode under no_grad and in training mode (grad on): the first call's time with a backend that compiles
 nothing (so the time is capture: tracing, guards, code generation), best of 3 fresh
 models, CPU time of this process; and the graphs and ops each produced.  The ratio is
 framejit / torch.compile (the goal: <= 0.25x on every model).  The rows also go to
@@ -36,16 +36,16 @@ class Counting:
         return sum(hf_tiny.live_op_count(gm) for gm in self.graphs)
 
 
-def _first_call(name: str, compile_fn, reset) -> tuple[float, int, int]:
+def _first_call(name: str, mode: str, compile_fn, reset) -> tuple[float, int, int]:
     best = float("inf")
     graphs = ops = 0
     for _ in range(3):
         reset()
         model, inputs = hf_tiny.make(name)
-        model.eval()
+        model.train(mode == "train")
         backend = Counting()
         compiled = compile_fn(model, backend)
-        with torch.no_grad():
+        with torch.set_grad_enabled(mode == "train"):
             start = time.process_time()
             compiled(**inputs)
             best = min(best, time.process_time() - start)
@@ -66,17 +66,20 @@ def main() -> None:
     warnings.filterwarnings("ignore")
     torch.set_num_threads(1)
     rows = []
-    for name in hf_tiny.MODELS:
-        fj_time, fj_graphs, fj_ops = _first_call(
-            name, lambda m, b: fj.compile(m, backend=b), fj.reset
-        )
-        tc_time, tc_graphs, tc_ops = _first_call(
-            name, lambda m, b: torch.compile(m, backend=b), _torch_reset
-        )
-        record(name, "cold capture", fj_time * 1e3, tc_time * 1e3, "ms cpu")
-        rows.append(
-            (name, fj_time, tc_time, fj_time / tc_time, fj_graphs, tc_graphs, fj_ops, tc_ops)
-        )
+    for mode in ("eval", "train"):
+        for name in hf_tiny.MODELS:
+            fj_time, fj_graphs, fj_ops = _first_call(
+                name, mode, lambda m, b: fj.compile(m, backend=b), fj.reset
+            )
+            tc_time, tc_graphs, tc_ops = _first_call(
+                name, mode, lambda m, b: torch.compile(m, backend=b), _torch_reset
+            )
+            label = "cold capture" if mode == "eval" else "cold capture (train)"
+            record(name, label, fj_time * 1e3, tc_time * 1e3, "ms cpu")
+            ratio = fj_time / tc_time
+            rows.append(
+                (f"{name} {mode}", fj_time, tc_time, ratio, fj_graphs, tc_graphs, fj_ops, tc_ops)
+            )
     header = (
         "model",
         "framejit s",
