@@ -279,3 +279,22 @@ def test_item_value_needed_by_python_is_a_fullgraph_error():
         fj.compile(branch, fullgraph=True)(torch.ones(2))
     fj.reset()
     torch.testing.assert_close(fj.compile(branch)(torch.ones(2)), torch.ones(2) + 1)
+
+
+class _ById(torch.nn.Module):
+    def forward(self, x, ref_id):
+        if id(self) == ref_id:
+            x = torch.mul(x, 1.0)
+        return torch.add(x, 1.0)
+
+
+def test_id_of_an_input_module_is_folded_and_guarded():
+    m, other = _ById(), _ById()
+    x = torch.randn(2)
+    fj.reset()
+    counter = fj.testing.CompileCounter()
+    compiled = fj.optimize(counter, fullgraph=True)(lambda mod, x, ref: mod(x, ref))
+    torch.testing.assert_close(compiled(m, x, id(m)), x + 1)
+    assert counter.op_count == 2
+    torch.testing.assert_close(compiled(other, x, id(m)), x + 1)  # another module: recompiled
+    assert (counter.frame_count, counter.op_count) == (2, 3)

@@ -661,7 +661,21 @@ def _print(tx, *args, **kwargs):
 
 
 def _id(tx, obj):
-    raise Unsupported("id() of a traced value")
+    """id() of an object read from the frame's inputs: folded, with that very object guarded
+    (ID_MATCH), so another object there recompiles."""
+    from framejit.guards import GuardKind
+
+    from .base import LazyVariable
+
+    source = getattr(obj, "source", None)
+    if (
+        source is None
+        or not isinstance(obj, ConcreteValueVariable)
+        or isinstance(obj, LazyVariable)
+    ):
+        raise Unsupported("id() of a traced value")
+    tx.output.add_guard(source, GuardKind.ID_MATCH, obj.value, origin=tx.origin())
+    return ConstantVariable(id(obj.value))
 
 
 def _partial(tx, fn, *args, **kwargs):
