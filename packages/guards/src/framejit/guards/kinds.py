@@ -470,12 +470,16 @@ class ShapeExprHandler(Handler):
                 if isinstance(src, ShapeSource):
                     bases.setdefault(src.base, len(bases))
                     ndims[src.base] = max(ndims.get(src.base, 0), src.dim + 1)
+        # the rank the tensor check vets, where it checks this tensor: an exact unpack
+        ranks = {g.source: g.expected.ndim for g in ctx.batches.get(("tensors",), [])}
         setup = []
         spelled: dict[Source, str] = {}
         for base, k in bases.items():
             # unpacking checks the rank too: a mismatch raises, and the check is False
-            names = [f"___size{k}_{d}" for d in range(ndims[base])]
-            setup.append(f"{', '.join(names)}, *_ = {base.name()}.size()")
+            exact = ranks.get(base, 0) >= ndims[base]
+            names = [f"___size{k}_{d}" for d in range(ranks[base] if exact else ndims[base])]
+            rest = ("," if len(names) == 1 else "") if exact else ", *_"
+            setup.append(f"{', '.join(names)}{rest} = {base.name()}.size()")
             for d, name in enumerate(names):
                 spelled[ShapeSource(base, d)] = name
         parts = []
