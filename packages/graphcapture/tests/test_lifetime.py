@@ -417,3 +417,44 @@ def test_logs_events_and_records_never_keep_the_model_or_its_input():
         for log in loggers:
             log.removeHandler(keep)
         fj.set_logs(None)
+
+
+CLASSES = """
+import torch
+
+class Net(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8)
+
+    def forward(self, x):
+        return torch.relu(self.lin(x)) + 1
+
+class Scale:
+    factor = 2.0
+
+    def method(self):
+        return helper
+
+def helper(s, x):
+    return s.factor * x + 1
+"""
+
+
+def test_classes_made_at_run_time_die_with_their_namespace():
+    # TYPE_MATCH on a class whose methods' globals are the namespace: held weakly, or the
+    # class -> method -> globals -> helper -> code -> co_extra -> check -> class cycle stays
+    namespace: dict = {"__name__": "run_time_classes"}
+    exec(compile(CLASSES, "<classes>", "exec"), namespace)
+    model, scale, x = namespace["Net"](), namespace["Scale"](), torch.randn(2, 8)
+    torch.testing.assert_close(fj.compile(model)(x), model(x))
+    helper = namespace["helper"]
+    torch.testing.assert_close(fj.compile(helper)(scale, x), helper(scale, x))
+    other = type("Other", (), {"factor": 2.0})()  # same factor, other class: a recompile
+    torch.testing.assert_close(fj.compile(helper)(other, x), helper(other, x))
+    assert len(fe.cache_entries(helper)) == 2
+    refs = [weakref.ref(o) for o in (namespace["Net"], namespace["Scale"], model, scale, helper)]
+    del model, scale, helper, namespace, other
+    gc.collect()
+    gc.collect()
+    assert [r() for r in refs] == [None] * len(refs)

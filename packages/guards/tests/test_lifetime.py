@@ -99,3 +99,30 @@ def test_a_check_reads_its_globals_weakly():
     assert check_fn.global_scope() is None
     assert check_fn({}) is False
     assert check_fn.failure_reason({}) == "the frame's globals were freed"
+
+
+def test_type_match_on_a_class_made_at_run_time_holds_it_weakly():
+    # a class not reachable by name from its module: its methods' globals could reach the
+    # compiled code, so the check keeps its id and a weak reference (like ID_MATCH)
+    def make():
+        class Local:
+            def method(self):
+                return make
+
+        return Local
+
+    Local = make()
+    guard = Guard(LocalSource("x"), GuardKind.TYPE_MATCH, Local())
+    check_fn = compile_guards([guard], global_scope={})
+    assert check_fn.code_parts == [f"id(type(L['x'])) == {id(Local)}"]
+    assert check_fn({"x": Local()}) and not check_fn({"x": make()()}) and not check_fn({"x": 1})
+    assert "type mismatch. expected" in check_fn.failure_reason({"x": 1})
+    assert mirror_check([guard], {"x": Local()}, {})
+    ref = weakref.ref(Local)
+    del Local
+    gc.collect()
+    assert ref() is None
+    assert check_fn.invalidated is not None
+    # a class importable from its module keeps the free `is` check
+    box_guard = Guard(LocalSource("x"), GuardKind.TYPE_MATCH, Box())
+    assert compile_guards([box_guard], {}).code_parts == ["type(L['x']) is ___type_Box"]

@@ -46,9 +46,9 @@ from typing import Any
 
 import torch
 
-from .guard import Guard, GuardKind
+from .guard import Guard
 from .kinds import CodePart, handler_for, origin_suffix
-from .lifetime import globals_ref, read_globals, watch_held
+from .lifetime import Held, globals_ref, read_globals, watch_held
 from .mirror import guard_failure, iter_failures
 from .source import SOURCE_HELPERS, builtins_dict
 
@@ -232,5 +232,5 @@ def compile_guards(guards: Iterable[Guard], global_scope: dict[str, Any]) -> Any
     check_fn.source = source
     check_fn.global_scope = global_scope_now
     weakref.finalize(check_fn, linecache.cache.pop, filename, None)
-    watch_held(check_fn, [g.value for g in unique if g.kind is GuardKind.ID_MATCH])
+    watch_held(check_fn, [g.value for g in unique if isinstance(g.value, Held)])
     return check_fn

@@ -26,6 +26,7 @@ from __future__ import annotations
 import builtins
 import math
 import reprlib
+import sys
 import types
 from dataclasses import dataclass
 from typing import Any
@@ -173,21 +174,52 @@ class TensorMatch(Handler):
         return guard.expected.mismatch(guard.source.get(L, G), guard.source.name())
 
 
+_HEAPTYPE = 1 << 9  # Py_TPFLAGS_HEAPTYPE
+
+
+def lives_with_its_module(t: type) -> bool:
+    """Whether ``t`` is a static type or reachable by name from its module in sys.modules
+    (then it lives as long as that module: holding it costs nothing).  A class made at run
+    time (exec'd, in a function, by type()) is not: its methods' globals reach the compiled
+    code, so a check holding it strongly would close a cycle through co_extra."""
+    if not t.__flags__ & _HEAPTYPE:
+        return True
+    found: Any = sys.modules.get(t.__module__)
+    for part in t.__qualname__.split("."):
+        found = getattr(found, part, None)
+    return found is t
+
+
+@dataclass(frozen=True)
+class TypeId:
+    """TYPE_MATCH's expectation for a class made at run time: its id (the class is Held
+    weakly; its death invalidates the check, so the id is never reused) and its name."""
+
+    id: int
+    qualname: str
+
+
 class TypeMatch(Handler):
     rank = 1
 
     def prepare(self, guard):
         _source_of(guard)
-        return type(guard.value)
+        t = type(guard.value)
+        return t if lives_with_its_module(t) else TypeId(id(t), t.__qualname__)
 
     def retain(self, guard):
+        if isinstance(guard.expected, TypeId):
+            return Held(type(guard.value), guard.expected.qualname)
         return None  # the snapshot in ``expected`` is the whole check
 
     def key(self, guard):
-        return id(guard.expected)
+        t = guard.expected
+        return t.id if isinstance(t, TypeId) else id(t)
 
     def emit(self, guard, ctx):
         t = guard.expected
+        if isinstance(t, TypeId):
+            return [f"id(type({guard.source.name()})) == {t.id}"]
         if getattr(builtins, t.__name__, None) is t:
             type_name = t.__name__  # the guard function's globals are plain builtins
         else:
@@ -196,9 +228,10 @@ class TypeMatch(Handler):
 
     def mirror(self, guard, L, G):
         actual = type(guard.source.get(L, G))
-        if actual is guard.expected:
+        t = guard.expected
+        if actual is t or (isinstance(t, TypeId) and id(actual) == t.id):
             return None
-        return f"{guard.source.name()} type mismatch. expected {guard.expected.__qualname__}, actual {actual.__qualname__}"
+        return f"{guard.source.name()} type mismatch. expected {t.qualname if isinstance(t, TypeId) else t.__qualname__}, actual {actual.__qualname__}"
 
 
 class IdMatch(Handler):

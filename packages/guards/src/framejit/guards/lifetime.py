@@ -4,7 +4,10 @@ Guards hold what they check, never the traced objects themselves, so compiled co
 keep a dropped model or its inputs alive:
 
 - TENSOR_MATCH keeps a TensorSpec (properties), TYPE_MATCH the type, LENGTH_CHECK and
-  DICT_KEYS the length and the keys; the traced value is dropped once snapshotted.
+  DICT_KEYS the length and the keys; the traced value is dropped once snapshotted.  A class
+  made at run time (not reachable by name from its module: exec'd, local, type()) is
+  TYPE_MATCHed like an ID_MATCH, by id and a weak reference (``kinds.lives_with_its_module``):
+  its methods' globals would otherwise reach the check through co_extra.
 - ID_MATCH keeps the id plus a weak reference.  When the object dies, every check function
   built on it is invalidated (it returns False from then on, so a reused id can never hit)
   and its ``on_invalidate`` callbacks run (graphcapture drops the cache entry there).
@@ -28,7 +31,7 @@ log = logging.getLogger("framejit.guards")
 
 
 class Held:
-    """The object an ID_MATCH guard was traced on: weakly when possible, else strongly."""
+    """The object an ID_MATCH guard (or a run-time class's TYPE_MATCH) was traced on: weakly when possible, else strongly."""
 
     __slots__ = ("_ref", "_strong", "description")
 
