@@ -161,6 +161,18 @@ def test_sum_mean_amax_over_a_symbolic_dim():
     check_sizes(fn, lambda n: (torch.randn(n, 2 * n + 1),), [*SIZES, 1000], atol=1e-4, rtol=1e-4)
 
 
+def test_views_of_unrealized_values_stay_index_maps():
+    def fn(x, y):
+        a = (x * 2).transpose(0, 1).unsqueeze(0)  # dims moved and added
+        b = (y + 1).unsqueeze(-1).expand(y.shape[0], x.shape[0])  # broadcast
+        return (torch.sigmoid(a) + b).permute(0, 2, 1) * 3
+
+    compiled = check_sizes(
+        fn, lambda n: (torch.randn(n, n + 3), torch.randn(n + 3)), SIZES, atol=1e-5, rtol=1e-5
+    )
+    assert compiled.kernel_count == 1, compiled.source_code  # nothing realized in between
+
+
 def test_matmul_extern_over_symbolic_sizes():
     def fn(a, b, bias):
         return torch.relu(a @ b + bias)

@@ -16,7 +16,7 @@ import torch
 
 from .ir import BufferView, Pointwise, contiguous_strides
 from .lowering import LoweringContext, NotLowered, aten, register
-from .sizes import SymbolicUnsupported, is_symbolic
+from .sizes import SymbolicUnsupported, is_symbolic, known_eq
 
 VIEW_OPS = [
     aten.view.default,
@@ -143,7 +143,9 @@ def view_of_pointwise(
     ctx: LoweringContext, value: Pointwise, rest: tuple[Any, ...], kwargs: dict[str, Any]
 ) -> Pointwise | None:
     if is_symbolic(value.size) or is_symbolic((rest, tuple(kwargs.values()))):
-        return None  # the index map below is integer arithmetic: realize, then view
+        # the index map below is integer arithmetic; dim moves and broadcasts are maps
+        # whatever the sizes, anything else is realized, then viewed
+        return symbolic_view_of_pointwise(ctx, value, rest)
     base = _meta_like(ctx, value.size, contiguous_strides(value.size), 0, value.dtype)
     out = _apply_meta(ctx, base, rest, kwargs)
     remap = affine_index_map(
@@ -154,6 +156,77 @@ def view_of_pointwise(
     inner = value.inner_fn
     return Pointwise(
         tuple(out.shape),
+        value.dtype,
+        lambda index: inner(remap(index)),
+        value.op_count,
+        value.read_count,
+        value.heavy,
+    )
+
+
+def _dim_order(ctx: LoweringContext, ndim: int, rest: tuple[Any, ...]) -> list[int] | None:
+    """For a view that only reorders, adds or drops size-1 dims or broadcasts: for each
+    output dim, the input dim it reads (None: a new or broadcast dim, read at 0)."""
+    target = ctx.node.target
+    if target in (aten.permute.default,):
+        return [d % ndim for d in rest[0]] if ndim else None
+    if target is aten.transpose.int:
+        order = list(range(ndim))
+        a, b = rest[0] % ndim, rest[1] % ndim
+        order[a], order[b] = order[b], order[a]
+        return order
+    if target is aten.t.default and ndim == 2:
+        return [1, 0]
+    if target in (aten.alias.default, aten.detach.default):
+        return list(range(ndim))
+    if target is aten.unsqueeze.default:
+        dim = rest[0] % (ndim + 1)
+        return [*range(dim), None, *range(dim, ndim)]
+    return None
+
+
+def symbolic_view_of_pointwise(
+    ctx: LoweringContext, value: Pointwise, rest: tuple[Any, ...]
+) -> Pointwise | None:
+    """Views of an unrealized value over symbolic sizes that move dims, add size-1 dims or
+    broadcast (expand) are index maps; None for anything else (it is realized instead)."""
+    out_size = ctx.out_size
+    ndim = len(value.size)
+    if ctx.node.target is aten.expand.default:
+        lead = len(out_size) - ndim
+        if lead < 0:
+            return None
+        source: list[int | None] = [None] * lead
+        for i, n in enumerate(value.size):
+            if n == 1 and out_size[lead + i] != 1:
+                source.append(None)  # broadcast: read at 0
+            elif known_eq(n, out_size[lead + i]):
+                source.append(i)
+            else:
+                return None
+    else:
+        order = _dim_order(ctx, ndim, rest)
+        if order is None or len(order) != len(out_size):
+            return None
+        source = order
+    used = [i for i in source if i is not None]
+    if len(used) != len(set(used)) or any(
+        n != 1 and i not in used for i, n in enumerate(value.size)
+    ):
+        return None
+    if not all(known_eq(out_size[j], value.size[i]) for j, i in enumerate(source) if i is not None):
+        return None
+    inner = value.inner_fn
+
+    def remap(index: list[Any]) -> list[Any]:
+        result: list[Any] = [sympy.Integer(0)] * ndim
+        for j, i in enumerate(source):
+            if i is not None:
+                result[i] = index[j]
+        return result
+
+    return Pointwise(
+        tuple(out_size),
         value.dtype,
         lambda index: inner(remap(index)),
         value.op_count,
