@@ -82,8 +82,9 @@ class ModernOps:
         return self._restore_saved(exit_, saved, blk)
 
     def _restore_saved(self, end: int, saved: list[str], blk: Block) -> int:
-        """Past the restore of the saved names: ``(SWAP 2; STORE_FAST name)+``, or, when the
-        result is stored at once, ``STORE_X result; STORE_FAST name...`` (the SWAPs folded)."""
+        """Past the restore of the saved names: ``(SWAP 2; STORE_FAST name)+``, ``SWAP n+1;
+        STORE_FAST name...``, or, when the result is stored at once, ``STORE_X result;
+        STORE_FAST name...`` (the SWAPs folded)."""
         ins = self.ins[end : end + 2 * len(saved) + 1]
         n = len(saved)
         pairs = ins[: 2 * n]
@@ -92,6 +93,14 @@ class ModernOps:
         ) == sorted(saved):
             return end + 2 * n
         stores = ins[1 : 1 + n]
+        if (  # the swaps folded into one: ``SWAP n+1; STORE_FAST name...`` (result stays on top)
+            ins
+            and ins[0].opname == "SWAP"
+            and ins[0].arg == n + 1
+            and all(i.opname == "STORE_FAST" for i in stores)
+            and sorted(i.argval for i in stores) == sorted(saved)
+        ):
+            return end + 1 + n
         if (
             ins
             and ins[0].opname.startswith("STORE_")
