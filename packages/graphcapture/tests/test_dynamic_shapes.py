@@ -213,6 +213,16 @@ def test_mark_dynamic_makes_the_dim_symbolic_on_the_first_compile():
     assert isinstance(example_inputs[1], torch.Tensor)
 
 
+def test_a_marked_dim_of_size_1_is_specialised_quietly():
+    rec = Recorder()
+    compiled = fj.compile(double_rows, backend=rec)
+    for n in (1, 5, 1, 0, 7):
+        x = torch.randn(n, 3)
+        fj.mark_dynamic(x, 0)
+        torch.testing.assert_close(compiled(x), double_rows(x))
+    assert len(rec.graphs) == 3  # 1, the symbol (5 and 7), 0: torch.compile compiles 3 too
+
+
 def test_mark_dynamic_bounds_become_guards():
     compiled = fj.compile(double_rows, backend="eager")
     x = torch.randn(4, 3)
@@ -223,6 +233,14 @@ def test_mark_dynamic_bounds_become_guards():
     y = torch.randn(12, 3)
     torch.testing.assert_close(compiled(y), double_rows(y))
     assert len(fe.cache_entries(double_rows)) == 2  # 12 is outside the marked range
+
+
+def test_a_marked_size_outside_its_bounds_is_an_error():
+    compiled = fj.compile(double_rows, backend="eager")
+    x = torch.randn(12, 3)
+    fj.mark_dynamic(x, 0, min=3, max=10)
+    with pytest.raises(fj.ConstraintViolationError, match=r"L\['x'\]\.size\(\)\[0\] is 12"):
+        compiled(x)
 
 
 def test_mark_static_wins_over_dynamic_true():

@@ -24,6 +24,9 @@ import torch
 from torch._guards import GuardSource
 from torch._guards import Source as TorchSource
 from torch.fx.experimental.symbolic_shapes import (
+    ConstraintViolationError as TorchConstraintViolation,
+)
+from torch.fx.experimental.symbolic_shapes import (
     DimDynamic,
     RelaxedUnspecConstraint,
     ShapeEnv,
@@ -97,19 +100,20 @@ class ShapeTracker:
                 constraint = RelaxedUnspecConstraint(warn_only=False)
             else:
                 constraint = None
-            expr = env.create_symbol(
-                int(value),
-                SizeSource(size_source),
-                dynamic_dim=DimDynamic.DUCK if spec.duck else DimDynamic.DYNAMIC,
-                constraint_dim=constraint,
-            )
-            if isinstance(expr, sympy.Integer):  # sizes 0 and 1 stay specialised
-                if spec.marked:
-                    raise ConstraintViolationError(
-                        f"{source_name(size_source)} was marked dynamic (fj.mark_dynamic) but "
-                        f"its size is {int(value)}; sizes 0 and 1 are always specialised"
-                    )
-                sizes.append(int(value))
+            try:
+                expr = env.create_symbol(
+                    int(value),
+                    SizeSource(size_source),
+                    dynamic_dim=DimDynamic.DUCK if spec.duck else DimDynamic.DYNAMIC,
+                    constraint_dim=constraint,
+                )
+            except TorchConstraintViolation as e:
+                raise ConstraintViolationError(
+                    f"{source_name(size_source)} is {int(value)}, outside the range it was "
+                    f"marked dynamic with (fj.mark_dynamic min={spec.min}, max={spec.max}): {e}"
+                ) from None
+            if isinstance(expr, sympy.Integer):  # sizes 0 and 1 stay specialised, marked or
+                sizes.append(int(value))  # not (as torch.compile does)
                 continue
             self.sources.setdefault(expr, []).append(size_source)
             self.hints[expr] = int(value)
