@@ -3,6 +3,8 @@ counts (torch._dynamo with a counting backend is the reference, run beside frame
 
 from __future__ import annotations
 
+import warnings
+
 import pytest
 import torch
 import torch._dynamo
@@ -298,3 +300,29 @@ def test_id_of_an_input_module_is_folded_and_guarded():
     assert counter.op_count == 2
     torch.testing.assert_close(compiled(other, x, id(m)), x + 1)  # another module: recompiled
     assert (counter.frame_count, counter.op_count) == (2, 3)
+
+
+def test_comprehension_broken_mid_way_keeps_every_item():
+    # was [8, 7] for 10 items: the resume function appended to the list it was handed
+    # (LIST_APPEND on a stack argument) without replaying that on the real list
+    import random
+
+    def gen():
+        return [random.randint(5, 10) for _ in range(10)]
+
+    random.seed(0)
+    expected = gen()
+    fj.reset()
+    random.seed(0)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore", RuntimeWarning)  # one resume per item left: cache limit
+        assert fj.compile(gen, backend="eager")() == expected
+
+
+def test_helpers_on_constants_leave_no_graph_nodes():
+    mha = torch.nn.MultiheadAttention(8, 2).eval()
+
+    def attend(x):
+        return mha(x, x, x, need_weights=False)[0] + 1
+
+    assert_like_torch(attend, [(torch.randn(3, 8),), (torch.randn(3, 8),)], fullgraph=True)

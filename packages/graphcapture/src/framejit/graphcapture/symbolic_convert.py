@@ -537,11 +537,14 @@ class InstructionTranslatorBase:
         value = self.pop()
         target = self.stack[-inst.arg]
         target.items.append(value)
+        # a list a resume function was handed (a comprehension broken mid-way) is real
+        self.output.side_effects.mutated(target)
 
     def LIST_EXTEND(self, inst):
         value = self.pop()
         target = self.stack[-inst.arg]
         target.items.extend(value.unpack(self))
+        self.output.side_effects.mutated(target)
 
     def LIST_TO_TUPLE(self, inst):
         self.push(TupleVariable(self.pop().unpack(self)))
@@ -549,7 +552,9 @@ class InstructionTranslatorBase:
     def MAP_ADD(self, inst):
         value = self.pop()
         key = self.pop()
-        self.stack[-inst.arg].items[key.as_python_constant()] = value
+        target = self.stack[-inst.arg]
+        target.items[key.as_python_constant()] = value
+        self.output.side_effects.mutated(target)
 
     def DICT_UPDATE(self, inst):
         other = self.pop()
@@ -557,6 +562,7 @@ class InstructionTranslatorBase:
         if not isinstance(other, DictVariable):
             raise Unsupported("dict update from a non-dict")
         target.items.update(other.items)
+        self.output.side_effects.mutated(target)
 
     DICT_MERGE = DICT_UPDATE
 

@@ -248,6 +248,10 @@ def wrap_op_result(output, node, example) -> VariableTracker:
             return TupleVariable(items, namedtuple_cls=type(example))
         return TupleVariable(items)
     if example is None:
+        if not node.all_input_nodes:
+            # a helper on constants (F._canonical_mask(None, ...)): nothing for the graph;
+            # one on graph values (setitem) is kept for its effect
+            _drop_if_unused(output, node)
         return ConstantVariable(None)
     if is_constant_value(example):
         _drop_if_unused(output, node)
