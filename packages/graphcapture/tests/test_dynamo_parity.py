@@ -326,3 +326,29 @@ def test_helpers_on_constants_leave_no_graph_nodes():
         return mha(x, x, x, need_weights=False)[0] + 1
 
     assert_like_torch(attend, [(torch.randn(3, 8),), (torch.randn(3, 8),)], fullgraph=True)
+
+
+def pair_helpers(a):
+    return (
+        torch.zeros(torch.nn.modules.utils._pair(a.size()))
+        + a
+        + torch.ones(torch.nn.modules.utils._ntuple(3)(3)).sum()
+    )
+
+
+def test_nn_utils_helpers_are_inlined():
+    assert_like_torch(pair_helpers, [(torch.randn(3, 3),), (torch.randn(3, 3),)], fullgraph=True)
+
+
+def test_renamed_nested_function_keeps_its_name():
+    def make(x):
+        def parse(v):
+            return v + x
+
+        parse.__name__ = "renamed"
+        return parse
+
+    fj.reset()
+    fn = fj.compile(make, fullgraph=True)(torch.ones(2))
+    assert fn.__name__ == "renamed"
+    torch.testing.assert_close(fn(torch.ones(2)), torch.full((2,), 2.0))

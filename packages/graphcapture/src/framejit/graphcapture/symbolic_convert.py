@@ -280,6 +280,14 @@ class InstructionTranslatorBase:
         if isinstance(obj, (NNModuleVariable, UserDefinedObjectVariable)):
             self.output.side_effects.store_attr(obj, name, value)
             return
+        if (
+            isinstance(obj, NestedUserFunctionVariable)
+            and name in ("__name__", "__qualname__")
+            and value.is_python_constant()
+            and type(value.as_python_constant()) is str
+        ):
+            obj.names[name] = value.as_python_constant()  # set again when it is rebuilt
+            return
         raise Unsupported(f"attribute store on {obj}")
 
     def LOAD_METHOD(self, inst):

@@ -382,10 +382,12 @@ def _optimize_wrapper_original(fn: types.FunctionType):
 
 
 def _is_module_method(fn: types.FunctionType) -> bool:
-    """Methods of torch.nn modules (forward, helpers) are inlined like user code."""
-    return (getattr(fn, "__module__", "") or "").startswith(
-        "torch.nn.modules"
-    ) and "." in fn.__qualname__
+    """Methods of torch.nn modules (forward, helpers) and torch.nn.modules.utils' Python
+    helpers (_pair, _ntuple) are inlined like user code."""
+    module = getattr(fn, "__module__", "") or ""
+    if module == "torch.nn.modules.utils":
+        return True
+    return module.startswith("torch.nn.modules") and "." in fn.__qualname__
 
 
 def _hashable_in(value: Any, table) -> bool:

@@ -248,6 +248,7 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
         self.kwdefaults = kwdefaults or {}
         self.closure = closure or []
         self.qualname = qualname
+        self.names: dict[str, str] = {}  # __name__/__qualname__ stored by the traced code
 
     def python_type(self) -> type:
         return types.FunctionType
@@ -269,7 +270,7 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
         cg.reconstruct_once(self, self._build)
 
     def _build(self, cg) -> None:
-        if not (self.closure or self.defaults or self.kwdefaults):
+        if not (self.closure or self.defaults or self.kwdefaults or self.names):
             cg.add_push_null(lambda: cg.load_const(types.FunctionType))
             cg.load_const(self.code)
             cg.load_global_dict()
@@ -288,16 +289,17 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
         for cell in self.closure:
             reconstruct_cell(cg, cell)
         cg.build_tuple(len(self.closure))
-        cg.load_const(self.qualname)
-        cg.call(6)
+        cg.load_const(self.names.get("__qualname__", self.qualname))
+        cg.load_const(self.names.get("__name__", self.code.co_name))
+        cg.call(7)
 
     def __repr__(self) -> str:
         return f"NestedUserFunctionVariable({self.qualname})"
 
 
-def make_function(code, f_globals, defaults, kwdefaults, closure, qualname):
+def make_function(code, f_globals, defaults, kwdefaults, closure, qualname, name):
     """A function object as MAKE_FUNCTION builds it (the generated code calls this)."""
-    fn = types.FunctionType(code, f_globals, code.co_name, defaults or None, closure or None)
+    fn = types.FunctionType(code, f_globals, name, defaults or None, closure or None)
     fn.__kwdefaults__ = kwdefaults or None
     fn.__qualname__ = qualname
     return fn
