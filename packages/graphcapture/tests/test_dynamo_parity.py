@@ -352,3 +352,17 @@ def test_renamed_nested_function_keeps_its_name():
     fn = fj.compile(make, fullgraph=True)(torch.ones(2))
     assert fn.__name__ == "renamed"
     torch.testing.assert_close(fn(torch.ones(2)), torch.full((2,), 2.0))
+
+
+def test_values_read_through_a_mutated_container_are_read_before_the_replay():
+    # was IndexError: `res` (alist[1]) was loaded after the replay of alist.pop()
+    def f1(x):
+        alist = [x]
+        alist.append(x + 1)
+        alist[0].sum().item()  # graph break
+        res = alist.pop()
+        res.sum().item()  # graph break
+        return res, len(alist)
+
+    x = torch.rand(2, 3)
+    assert_like_torch(f1, [(x,), (x,)])

@@ -27,6 +27,9 @@ class PyCodegen:
         self._temps: dict[int, str] = {}
         self._temp_count = 0
         self.lineno: int | None = None
+        # sources read before the side-effect replay, by name -> the local holding the value
+        self.preloaded: dict[str, str] = {}
+        self.sources_loaded: list[tuple[int, Any]] = []  # (instruction position, source)
 
     @property
     def collecting(self) -> bool:
@@ -70,6 +73,14 @@ class PyCodegen:
         self.emit("LOAD_METHOD", name)
 
     def load_source(self, source: Any) -> None:
+        from .sources import source_name
+
+        name = source_name(source)
+        temp = self.preloaded.get(name)
+        if temp is not None:
+            self.emit("LOAD_FAST", temp)
+            return
+        self.sources_loaded.append((len(self.insts), source))
         emit_load(self, source)
 
     def load_global_dict(self) -> None:

@@ -302,6 +302,7 @@ def _generate(code, f_globals, capture: _Capture, backend, record: CompileRecord
     live_by_target = {off: _live_values(tx, off) for off in targets}
 
     def emit_body(cg: PyCodegen) -> None:
+        _preload(cg, preload)
         output.side_effects.codegen(cg)
         cg.side_effects_end = len(cg.insts)
         cg.break_end = None
@@ -316,10 +317,19 @@ def _generate(code, f_globals, capture: _Capture, backend, record: CompileRecord
 
     # pass 1: which graph values does the generated code need?
     resumes: dict[int, ResumeFunction] = {}
+    preload: list = []
     collect = PyCodegen(code)
     collect.resume_placeholder = True
     emit_body(collect)
     needed = collect.collected
+    if output.side_effects:
+        # a value read through a container or attribute after the replay would see the
+        # replayed state (alist[1] after alist.pop() was replayed): read it before
+        preload = _nested_sources_after(collect, collect.side_effects_end)
+        collect = PyCodegen(code)
+        collect.resume_placeholder = True
+        emit_body(collect)
+        needed = collect.collected
 
     backend_time = 0.0
     graph_call: list = []
@@ -358,6 +368,26 @@ def _generate(code, f_globals, capture: _Capture, backend, record: CompileRecord
     body = fbc.body(fbc.decode(code))
     prefix = body.items[: body.prefix_end()]
     return fbc.assemble([*prefix, *graph_call, *cg.insts], code, docstring=None), backend_time
+
+
+def _nested_sources_after(cg: PyCodegen, start: int) -> list:
+    from .sources import AttrSource, ItemSource, source_name
+
+    seen: dict[str, Any] = {}
+    for position, source in cg.sources_loaded:
+        if position >= start and isinstance(source, (AttrSource, ItemSource)):
+            seen.setdefault(source_name(source), source)
+    return list(seen.values())
+
+
+def _preload(cg: PyCodegen, sources: list) -> None:
+    from .sources import source_name
+
+    for i, source in enumerate(sources):
+        cg.load_source(source)
+        temp = f"___preload_{i}"
+        cg.emit("STORE_FAST", temp)
+        cg.preloaded[source_name(source)] = temp
 
 
 def _compiles_empty_graph(inst, output: OutputGraph, stack: list) -> bool:
