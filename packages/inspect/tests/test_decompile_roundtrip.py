@@ -7,6 +7,7 @@ import sys
 import pytest
 from corpus import CORPUS
 from helpers import normalized, outcome, recompile
+from layout_corpus import LAYOUT_CORPUS
 from match_corpus import ASYNC_WITH_CORPUS, EXCEPT_STAR_CORPUS, MATCH_CORPUS, run_async
 
 from framejit.inspect import decompile
@@ -157,3 +158,9 @@ def test_except_star_round_trips(fn, samples):
     assert "except* " in decompile(fn)
     if fn.__name__ not in BYTECODE_DIFFERS:
         assert normalized(new.__code__) == normalized(fn.__code__), decompile(fn)
+
+
+@pytest.mark.parametrize("fn, samples", LAYOUT_CORPUS, ids=[f.__name__ for f, _ in LAYOUT_CORPUS])
+def test_jump_layouts_round_trip(fn, samples):
+    """Strict on every interpreter: these once rebuilt into code that ran differently."""
+    _round_trip(fn, samples)

@@ -66,6 +66,7 @@ class ControlFlow:
         self.reentered: set[int] = set()
         self.with_continuations = self._with_continuations()
         self.accepted_joins: set[int] = set()  # 3.12+: where handlers jump back after a try
+        self.tries_done: set[int] = set()  # handlers whose try statement was built
 
     def _with_continuations(self) -> set[int]:
         """Where the code after a ``with`` goes on when ``__exit__`` swallowed the exception
@@ -314,10 +315,11 @@ class ControlFlow:
         elif last is not None:
             # the branch ends in continue/break/return, but paths inside it jump past the
             # else part to the end of the whole if/elif chain: that part is an ``else``
+            # (3.12+ also sends a nested test's false branch there directly)
             beyond = [
                 i.target
                 for i in self.ins[fall : false - 1]
-                if i.opname == "JUMP"
+                if (i.opname == "JUMP" or i.opname in POP_JUMPS)
                 and i.target > false
                 and self._loop_jump(i.target, blk) is None
             ]
@@ -345,8 +347,38 @@ class ControlFlow:
             # the block ends mid-statement (a try body's table range stops before its return)
             then_blk = self.run(fall, false, blk.stack, blk)
             follow = false
-        blk.emit(ast.If(test, then_blk.out or [ast.Pass()], else_blk.out if else_blk else []))
+        orelse = else_blk.out if else_blk else []
+        if false > stop and else_blk is None:
+            orelse = self._leaving_jump(false, stop, blk)
+        blk.emit(ast.If(test, then_blk.out or [ast.Pass()], orelse))
         return follow
+
+    def _lands(self, i: int) -> int:
+        """Where control ends up from ``i`` through no-op instructions and plain jumps."""
+        seen = set()
+        while i < len(self.ins) and i not in seen:
+            seen.add(i)
+            if self.ins[i].opname in self.bc.table.ignored:
+                i += 1
+            elif self.ins[i].opname == "JUMP":
+                i = self.ins[i].target
+            else:
+                break
+        return i
+
+    def _leaving_jump(self, false: int, stop: int, blk: Block) -> list[ast.stmt]:
+        """The ``else`` of a test whose false branch jumps past the end of its block.
+
+        Falling off the block goes wherever its parent goes; that is right only when the
+        jump lands there too. A jump that lands on a loop's head or exit elsewhere (3.12+
+        sends ``if a: ... elif b:`` arms straight to the loop-closing jump) is a
+        ``continue``/``break`` of its own.
+        """
+        lands = self._lands(false)
+        if lands == self._lands(stop):
+            return []
+        stmt = self._loop_jump(lands, blk)
+        return [stmt] if stmt is not None else []
 
     def _and_or_value(self, test: ast.expr, fall: int, false: int, keep_jump, blk: Block) -> int:
         """``(a and b) or c`` / ``(a or b) and c``: a popping test, then a keeping jump."""
@@ -673,8 +705,8 @@ class ControlFlow:
         joins = {
             i.target
             for i in self.ins[handler:limit]
-            if i.opname == "JUMP" and body_end < i.target < handler
-        }
+            if i.opname == "JUMP" and body_end <= i.target < handler
+        }  # ``body_end`` itself when the code after the try directly follows the body
         return min(joins) if len(joins) == 1 else None
 
     def _star_join(self, handler: int, limit: int) -> int | None:
@@ -760,13 +792,36 @@ class ControlFlow:
         return clauses
 
     def _try_statement(self, start: int, handler: int, blk: Block) -> int:
-        self.in_progress.add(handler)
+        if handler in self.tries_done:
+            # its code is being decompiled twice (two paths reach it): rebuilding it again
+            # could differ from the first copy, and skipping it would drop the ``try``
+            raise Unsupported("try statement reached twice")
+        self.in_progress.add(handler)  # its body starts here too
         _, body_end = self.try_regions[handler]
         cleanup, after_cleanup = self._cleanup_of(handler)
         limit = cleanup if cleanup is not None else len(self.ins)
         if self._is_except_handler(handler):
-            return self._try_except(start, body_end, handler, limit, after_cleanup, blk)
-        return self._try_finally(start, body_end, handler, limit, blk)
+            follow = self._try_except(start, body_end, handler, limit, after_cleanup, blk)
+        else:
+            follow = self._try_finally(start, body_end, handler, limit, blk)
+        self.in_progress.discard(handler)
+        self.tries_done.add(handler)
+        return follow
+
+    def _past_closing_jumps(self, start: int, body_end: int, limit: int) -> int:
+        """``body_end`` moved past the jumps back into the body right after it: a jump
+        cannot raise, so the table range stops before a loop's closing jump (3.12+), but
+        the loop belongs to the try body."""
+        j = body_end
+        while j < limit:
+            if self.ins[j].opname in self.bc.table.ignored:
+                j += 1
+            elif self.ins[j].opname == "JUMP" and start <= self.ins[j].target < body_end:
+                j += 1
+                body_end = j
+            else:
+                break
+        return body_end
 
     def _copy_at(self, j: int, signature: list[tuple], stop: int) -> int | None:
         """End of a copy of ``signature`` starting at ``j`` (no-op instructions skipped), or None."""
@@ -826,6 +881,7 @@ class ControlFlow:
     def _try_except(
         self, start: int, body_end: int, handler: int, limit: int, after_cleanup, blk: Block
     ) -> int:
+        body_end = self._past_closing_jumps(start, body_end, handler)
         body = self.run(start, body_end, blk.stack, blk)
         body_end = max(body_end, min(body.end, handler))  # a branch may run past the table range
         reach = self.reach_from(handler)
@@ -841,7 +897,7 @@ class ControlFlow:
             if star:
                 raise Unsupported("except* handler that returns through a finally copy")
             join = None
-        if join is not None and body_end < join < handler:
+        if join is not None and body_end <= join < handler:
             self.accepted_joins.add(join)  # the handlers' jumps back there end their clauses
         elif star and join is not None and join > handler:
             pass  # 3.11: the handler jumps forward past the try (and a late else)
@@ -890,7 +946,11 @@ class ControlFlow:
             ends.append(before.target)
             else_end = handler - 1
         follow = min(ends) if ends else boundary
-        if join is not None and body_end < join < else_end:
+        if else_end > blk.stop > body_end:
+            # 3.12+ puts the handler at the end of the code: an ``else`` that falls into the
+            # code after an enclosing ``if`` ends where that block ends
+            else_end = follow = blk.stop
+        if join is not None and body_end <= join < else_end:
             # 3.12+: the handler jumps back into the normal path: what follows is after the try
             else_end = follow = join
         orelse = []
