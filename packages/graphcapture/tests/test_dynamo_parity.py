@@ -366,3 +366,61 @@ def test_values_read_through_a_mutated_container_are_read_before_the_replay():
 
     x = torch.rand(2, 3)
     assert_like_torch(f1, [(x,), (x,)])
+
+
+class _ReadLogged(dict):
+    """A dict subclass whose __getitem__ is its own (transformers' ModelOutput overrides it):
+    it logs each read and reads ints through the values' order."""
+
+    def __getitem__(self, k):
+        _READS.append(k)
+        if isinstance(k, str):
+            return dict(self.items())[k]
+        return self.to_tuple()[k]
+
+    def to_tuple(self):
+        return tuple(dict.__getitem__(self, k) for k in self.keys())
+
+
+_READS: list = []
+
+
+def test_dict_subclass_with_its_own_getitem_read_from_the_inputs():
+    # was a graph break: the guards and values now read dict.__getitem__, never the override
+    def fn(obj):
+        x = obj["a"] * 10 + obj[1]
+        if "c" in obj:
+            x = x + obj["c"]
+        return x, obj.to_tuple()[0]
+
+    first = _ReadLogged(a=torch.ones(3), b=torch.full((3,), 2.0))
+    other = _ReadLogged(a=torch.ones(3), c=torch.full((3,), 5.0))
+    calls = [(first,), (first,), (other,)]
+
+    def reads_of(f, args):
+        _READS.clear()
+        result = f(*args)
+        return result, list(_READS)
+
+    expected = [reads_of(fn, args) for args in calls]
+    fj.reset()
+    counter = torch._dynamo.testing.CompileCounter()
+    compiled = fj.optimize(counter, fullgraph=True)(fn)
+    for args, (result, reads) in zip(calls, expected, strict=True):
+        actual, actual_reads = reads_of(compiled, args)
+        torch.testing.assert_close(actual, result)
+        assert actual_reads == reads  # the override ran as in eager: not in guards, not twice
+    assert counter.frame_count == 2  # the key set is guarded: `other` recompiles
+
+
+def test_dict_method_called_unbound_skips_the_subclass_override():
+    # was a wrong answer: dict.__getitem__(obj, k) ran the class's own __getitem__
+    class Hundred(dict):
+        def __getitem__(self, k):
+            return 100
+
+    def fn(obj, x):
+        made = Hundred(a=2)
+        return x + dict.__getitem__(obj, "a") + dict.__getitem__(made, "a") + obj["a"]
+
+    assert_like_torch(fn, [(Hundred(a=1), torch.zeros(2))], fullgraph=True)

@@ -5,13 +5,21 @@ from __future__ import annotations
 import re
 from typing import TYPE_CHECKING, Any
 
-from framejit.guards import AttrSource, GlobalSource, ItemSource, LocalSource, ShapeSource
+from framejit.guards import (
+    AttrSource,
+    DictItemSource,
+    GlobalSource,
+    ItemSource,
+    LocalSource,
+    ShapeSource,
+)
 
 if TYPE_CHECKING:
     from .codegen import PyCodegen
 
 __all__ = [
     "AttrSource",
+    "DictItemSource",
     "GlobalSource",
     "ItemSource",
     "LocalSource",
@@ -63,6 +71,11 @@ def emit_load(cg: PyCodegen, source: Any) -> None:
         emit_load(cg, _field(source, "base"))
         cg.load_const(_field(source, "index", "key"))
         cg.binary_subscr()
+    elif isinstance(source, DictItemSource):  # dict.__getitem__(base, key), past an override
+        cg.add_push_null(lambda: cg.load_const(dict.__getitem__))
+        emit_load(cg, source.base)
+        cg.load_const(source.key)
+        cg.call(2)
     elif isinstance(source, ShapeSource):  # a size symbol's value: x.shape[d] (== x.size()[d])
         emit_load(cg, source.base)
         cg.load_attr("shape")

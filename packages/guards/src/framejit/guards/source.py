@@ -209,6 +209,28 @@ class ItemSource(Source):
 
 
 @dataclass(frozen=True)
+class DictItemSource(Source):
+    """``dict.__getitem__(base, key)``: a dict subclass's own item, not read through a
+    ``__getitem__`` the class overrides."""
+
+    base: Source
+    key: Any
+    helpers: ClassVar[tuple[str, ...]] = ("___dict_getitem",)
+
+    def __post_init__(self) -> None:
+        check_key_literal(self.key)
+
+    def base_source(self) -> Source:
+        return self.base
+
+    def name(self) -> str:
+        return f"___dict_getitem({self.base.name()}, {render_literal(self.key)})"
+
+    def get(self, L, G):
+        return dict.__getitem__(self.base.get(L, G), self.key)
+
+
+@dataclass(frozen=True)
 class TypeSource(Source):
     """``type(base)``."""
 
@@ -436,4 +458,5 @@ SOURCE_HELPERS: dict[str, Any] = {
     "___tuple_iterator_getitem": tuple_iterator_getitem,
     "___environ_get": os.environ.get,
     "___tuple_iterator_len": tuple_iterator_len,
+    "___dict_getitem": dict.__getitem__,
 }

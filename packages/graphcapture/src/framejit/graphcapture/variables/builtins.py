@@ -325,9 +325,22 @@ class _UnboundBuiltinMethod(VariableTracker):
         self.name = name
 
     def call_function(self, tx, args, kwargs) -> VariableTracker:
+        from .dict_objects import DictSlotMethod, dict_base, is_dict_slot
+        from .objects import UserDefinedObjectVariable
+
         if not args:
             raise Unsupported(f"{self.cls.__name__}.{self.name}() without an object")
-        return args[0].call_method(tx, self.name, list(args[1:]), kwargs)
+        obj = args[0]
+        if isinstance(obj, UserDefinedObjectVariable):
+            # `dict.__getitem__(obj, k)` is the base's own method, never a subclass override
+            cls, method = type(obj.value), getattr(self.cls, self.name)
+            if is_dict_slot(method) and dict_base(cls) is not None and issubclass(cls, self.cls):
+                return DictSlotMethod(obj, self.name).call_function(tx, list(args[1:]), kwargs)
+            if getattr(cls, self.name, None) is not method:
+                raise Unsupported(
+                    f"{self.cls.__name__}.{self.name} on a {cls.__name__} that overrides it"
+                )
+        return obj.call_method(tx, self.name, list(args[1:]), kwargs)
 
 
 def _dict_fromkeys(keys, value=None):

@@ -16,7 +16,7 @@ import collections
 import types
 
 from ..exc import Unsupported
-from ..sources import ItemSource
+from ..sources import DictItemSource, ItemSource
 from .base import VariableTracker
 
 # the builtin dict bases a traced class may have, and the methods that change contents
@@ -75,14 +75,14 @@ def _read_storage(tx, vt, base):
     obj, source = vt.value, vt.source
     if source is None:
         raise Unsupported(f"contents of a {type(obj).__name__} without a source")
-    if type(obj).__getitem__ is not base.__getitem__:
-        # the guards and rebuilt values read `src[key]`: that must be the dict's own read
-        raise Unsupported(f"contents of a {type(obj).__name__} that overrides __getitem__")
+    # the guards and rebuilt values read each item with the dict's own read, never with a
+    # __getitem__ the class overrides (ModelOutput's)
+    item_source = ItemSource if type(obj).__getitem__ is base.__getitem__ else DictItemSource
     keys = list(dict.keys(obj))
     if not all(type(k) in (str, int) for k in keys):
         raise Unsupported("dict with non-str/int keys")
     tx.output.add_guard(source, GuardKind.DICT_KEYS, obj, origin=tx.origin())
-    items = {k: wrap(tx, dict.__getitem__(obj, k), ItemSource(source, k)) for k in keys}
+    items = {k: wrap(tx, dict.__getitem__(obj, k), item_source(source, k)) for k in keys}
     return DictVariable(items, None, user_cls=base)
 
 
