@@ -424,3 +424,18 @@ def test_dict_method_called_unbound_skips_the_subclass_override():
         return x + dict.__getitem__(obj, "a") + dict.__getitem__(made, "a") + obj["a"]
 
     assert_like_torch(fn, [(Hundred(a=1), torch.zeros(2))], fullgraph=True)
+
+
+class _AttrConfig(dict):
+    def __getattr__(self, name):
+        return self[name]
+
+
+def test_dict_subclass_getattr_is_not_run_by_the_tracer():
+    # was an internal error (eager frame): the tracer's own probe for __objclass__ ran
+    # the class's __getattr__ (KeyError)
+    def fn(cfg, x, y):
+        return x + y + cfg.offset
+
+    x = torch.randn(10)
+    assert_like_torch(fn, [(_AttrConfig(offset=5), x, x), (_AttrConfig(offset=5), x, x)])

@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import types
+
 import torch
 
 from ..exc import Unsupported
@@ -97,8 +99,19 @@ def is_torch_callable(value) -> bool:
             torch._C._VariableFunctions,
             None,
         ) or module.startswith("torch")
-    objclass = getattr(value, "__objclass__", None)
-    return objclass is torch._C.TensorBase or objclass is torch.Tensor
+    if not isinstance(value, _DESCRIPTOR_TYPES):
+        return False  # an object's own __getattr__ is user code: never run it here
+    return value.__objclass__ is torch._C.TensorBase or value.__objclass__ is torch.Tensor
+
+
+# the C descriptors that carry __objclass__ (Tensor.add, Tensor.__add__, Tensor.shape)
+_DESCRIPTOR_TYPES = (
+    types.MethodDescriptorType,
+    types.WrapperDescriptorType,
+    types.ClassMethodDescriptorType,
+    types.GetSetDescriptorType,
+    types.MemberDescriptorType,
+)
 
 
 def _is_refused(fn) -> bool:
