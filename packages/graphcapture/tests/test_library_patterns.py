@@ -4,9 +4,12 @@ with super(), `obj.__dict__.get`, enum members."""
 
 from __future__ import annotations
 
+import abc
+import collections.abc
 import enum
 import functools
 
+import pytest
 import torch
 
 from framejit import graphcapture as fj
@@ -259,3 +262,83 @@ def test_environment_variable_read_is_folded_and_guarded_by_value(monkeypatch):
     monkeypatch.setenv("FRAMEJIT_TEST_OTHER", "4")
     torch.testing.assert_close(compiled(x), fn(x))
     assert counter.frame_count == 4
+
+
+# transformers' per-layer config view (a collections.abc.Sequence) and cache layers (ABC)
+class LayerView(collections.abc.Sequence):
+    def __init__(self, n):
+        self.n = n
+
+    def __len__(self):
+        return self.n
+
+    def __getitem__(self, i):
+        if i < 0 or i >= len(self):
+            raise IndexError("list index out of range")
+        return i + 1
+
+
+class Layer(abc.ABC):
+    def __init__(self, scale):
+        self.scale = scale
+
+    @abc.abstractmethod
+    def apply(self, x): ...
+
+
+class Scaled(Layer):
+    def apply(self, x):
+        return x * self.scale
+
+
+def test_sequence_subclass_built_and_iterated_to_index_error():
+    def f(x):
+        for k in LayerView(3):
+            x = x + k
+        return x
+
+    one_graph(f, torch.randn(3))
+    assert torch.compile(f, backend="eager", fullgraph=True)(torch.ones(2)).tolist() == [7, 7]
+
+
+def test_abc_subclass_built_in_the_frame():
+    def f(x):
+        return Scaled(2.0).apply(x)
+
+    one_graph(f, torch.randn(3))
+
+
+def test_abstract_class_construction_raises_its_eager_error():
+    def f(x):
+        Layer(1.0)
+        return x + 1
+
+    with pytest.raises(TypeError, match="abstract"):
+        fj.compile(f, backend="eager")(torch.randn(3))
+
+
+class HandlesOwnIndexError(collections.abc.Sequence):
+    """__getitem__ catches its own IndexError: the view must not stop at it."""
+
+    def __len__(self):
+        return 2
+
+    def __getitem__(self, i):
+        if i >= 3:
+            raise IndexError(i)
+        try:
+            if i == 1:
+                raise IndexError(i)
+        except IndexError:
+            return -1
+        return i
+
+
+def test_index_error_caught_inside_getitem_is_not_the_end():
+    def f(x):
+        return [x + k for k in HandlesOwnIndexError()]
+
+    compiled = fj.compile(f, backend="eager")
+    x = torch.randn(2)
+    for got, want in zip(compiled(x), f(x), strict=True):
+        torch.testing.assert_close(got, want)

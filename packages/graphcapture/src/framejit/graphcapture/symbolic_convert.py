@@ -679,7 +679,11 @@ class InstructionTranslatorBase:
         self.push(ConstantVariable(None))
 
     def RAISE_VARARGS(self, inst):
-        raise Unsupported("raise statement in traced code")
+        from .variables.exceptions import raise_exception
+
+        if inst.arg != 1:
+            raise Unsupported("raise statement in traced code")
+        raise_exception(self, inst, self.stack[-1])
 
     def LOAD_ASSERTION_ERROR(self, inst):
         self.push(BuiltinVariable(AssertionError))

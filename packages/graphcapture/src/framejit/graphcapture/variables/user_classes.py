@@ -16,6 +16,7 @@ user objects, made here or read from the frame's inputs.
 
 from __future__ import annotations
 
+import collections.abc
 import enum
 import functools
 import operator
@@ -28,6 +29,7 @@ from ..sources import AttrSource
 from .base import ConstantVariable, VariableTracker, fold
 from .containers import DictVariable, TupleVariable
 from .dict_objects import DICT_BASES, DictSlotMethod, dict_base, is_dict_slot, rebuild_dict_object
+from .exceptions import ExceptionObjectVariable, call_until, is_builtin_exception
 from .functions import UserFunctionVariable
 from .objects import _MISSING, NNModuleVariable, UserDefinedObjectVariable, _class_lookup
 
@@ -72,17 +74,29 @@ def _own_overrides(cls) -> set:
 def _plain_class(cls) -> str | None:
     """Why instances of `cls` cannot be built as NewObjectVariables (None: they can).
     A metaclass that leaves `type.__call__` alone builds instances as `type` does; a dict
-    or OrderedDict base gives the object dict storage (dict_objects.py)."""
+    or OrderedDict base gives the object dict storage (dict_objects.py).  A base that only
+    declares empty `__slots__` (abc.ABC, the collections.abc classes) adds no storage:
+    the instance keeps its __dict__ from the class that has no `__slots__`."""
     if type(cls) not in (type, _ABCMeta()) and type(cls).__call__ is not type.__call__:
         return f"metaclass {type(cls).__name__} with its own __call__"
+    if getattr(cls, "__abstractmethods__", None):  # object.__new__ refuses it
+        return f"abstract class {cls.__name__}"
     for klass in cls.__mro__[:-1]:
         if klass in DICT_BASES:
             continue
-        if klass.__module__ == "builtins" or "__slots__" in klass.__dict__:
+        if klass.__module__ == "builtins" or not _no_storage_slots(klass):
             return f"base class {klass.__name__} (builtin or __slots__)"
         if "__new__" in klass.__dict__:
             return f"{klass.__name__}.__new__"
+    if not cls.__dictoffset__ and dict_base(cls) is None:
+        return f"{cls.__name__} has no instance __dict__ (__slots__)"
     return None
+
+
+def _no_storage_slots(klass) -> bool:
+    """`klass` declares no `__slots__`, or empty ones (abc.ABC, collections.abc.*)."""
+    slots = klass.__dict__.get("__slots__", ())
+    return isinstance(slots, (tuple, list)) and not slots
 
 
 def _ABCMeta():
@@ -173,6 +187,8 @@ def construct(tx, cls_vt, args: list, kwargs: dict) -> VariableTracker:
         return _namedtuple(tx, cls, args, kwargs)
     if isinstance(cls, enum.EnumMeta):
         return _enum_member(cls, args, kwargs)
+    if is_builtin_exception(cls) and not kwargs and all(a.is_python_constant() for a in args):
+        return ExceptionObjectVariable(cls, list(args))
     why = _plain_class(cls)
     if why is not None:
         raise Unsupported(f"constructing a {cls.__qualname__} object ({why})")
@@ -400,6 +416,10 @@ def dunder_iter(tx, vt: VariableTracker) -> list[VariableTracker] | None:
     fn = _python_method(vt, "__iter__")
     if fn is None:
         return None
+    getitem = _python_method(vt, "__getitem__")
+    if fn is collections.abc.Sequence.__iter__ and getitem is not None:
+        # the mixin's generator: self[0], self[1], ... until __getitem__ raises IndexError
+        return call_until(tx, IndexError, lambda i: _call(tx, getitem, vt, ConstantVariable(i)))
     return _call(tx, fn, vt).unpack(tx)
 
 
