@@ -439,3 +439,43 @@ def test_dict_subclass_getattr_is_not_run_by_the_tracer():
 
     x = torch.randn(10)
     assert_like_torch(fn, [(_AttrConfig(offset=5), x, x), (_AttrConfig(offset=5), x, x)])
+
+
+def _make_counter(start):
+    x = start
+
+    def counter():
+        nonlocal x
+        x = x + 1
+        return x
+
+    def peek():
+        return x
+
+    return counter, peek
+
+
+def test_nonlocal_store_in_an_inlined_function():
+    # was a graph break: the store is replayed into fn.__closure__[i] after the graph, and
+    # the next inlined call (and another function sharing the cell) sees it in the trace
+    def fn(counter, peek, y):
+        return counter() + counter() * y + peek()
+
+    def run(f):
+        counter, peek = _make_counter(torch.zeros(3))
+        results = [f(counter, peek, torch.full((3,), 2.0)) for _ in range(2)]
+        return results, peek()
+
+    expected, expected_state = run(fn)
+    fj.reset()
+    counter = torch._dynamo.testing.CompileCounter()
+    actual, state = run(fj.optimize(counter, fullgraph=True)(fn))
+    torch.testing.assert_close(actual, expected)
+    torch.testing.assert_close(state, expected_state)
+    torch._dynamo.reset()
+    torch_counter = torch._dynamo.testing.CompileCounter()
+    run(torch._dynamo.optimize(torch_counter, nopython=True)(fn))
+    assert (counter.frame_count, counter.op_count) == (
+        torch_counter.frame_count,
+        torch_counter.op_count,
+    )

@@ -51,6 +51,9 @@ class OutputGraph:
         self._attr_nodes: dict[int, torch.fx.Node] = {}
         self.guards: dict[tuple[str, Any], Guard] = {}
         self.side_effects = SideEffects()
+        # an inlined closure's cells, one tracker per real cell (id -> (cell, tracker)): a
+        # nonlocal store in one call is seen by the next
+        self.closure_cells: dict[int, tuple] = {}
         self.wrapped: dict[str, Any] = {}  # source name -> tracker (one tracker per source)
         self.wrapped_by_id: dict[int, tuple[Any, Any]] = {}  # id -> (object, tracker)
         self._fakes: dict[int, torch.Tensor] = {}

@@ -33,7 +33,12 @@ class CellVariable(VariableTracker):
 
     def store(self, tx, value: VariableTracker) -> None:
         if self.real_cell is not None:
-            raise Unsupported("assignment to a closure variable of an outer function (nonlocal)")
+            if self.source is None:
+                raise Unsupported(
+                    "assignment to a closure variable of an outer function (nonlocal)"
+                )
+            # replayed as `fn.__closure__[i].cell_contents = value` on the guarded function
+            tx.output.side_effects.store_attr(self, "cell_contents", value)
         self.contents = value
 
 
@@ -200,6 +205,7 @@ class UserFunctionVariable(BaseUserFunctionVariable, ConcreteValueVariable):
             kwdefaults[key] = wrap(tx, value, src)
         bound = bind_arguments(fn.__code__, defaults, kwdefaults, args, kwargs)
         cells = {}
+        frame_cells = _frame_closure_ids(tx)
         for i, (name, cell) in enumerate(
             zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True)
         ):
@@ -208,14 +214,21 @@ class UserFunctionVariable(BaseUserFunctionVariable, ConcreteValueVariable):
             except ValueError:
                 cells[name] = CellVariable(None, real_cell=cell)
                 continue
-            src = None
+            known = tx.output.closure_cells.get(id(cell))
+            if known is not None:
+                cells[name] = known[1]
+                continue
+            src = cell_src = None
             if self.source is not None:
-                src = AttrSource(
-                    ItemSource(AttrSource(self.source, "__closure__"), i), "cell_contents"
-                )
+                cell_src = ItemSource(AttrSource(self.source, "__closure__"), i)
+                src = AttrSource(cell_src, "cell_contents")
             elif not _is_safe_unguarded(contents):
                 raise Unsupported(f"closure of {fn.__qualname__} cannot be guarded (no source)")
             cells[name] = CellVariable(wrap(tx, contents, src), real_cell=cell)
+            if id(cell) in frame_cells:
+                continue  # the frame's own cell (its FrameFreeVarCell): a store breaks
+            cells[name].source = cell_src
+            tx.output.closure_cells[id(cell)] = (cell, cells[name])
         return bound, cells
 
     def __repr__(self) -> str:
@@ -232,6 +245,13 @@ def _passed_parameters(code, n_args: int, kwargs: dict) -> set:
     keywordable = names[code.co_posonlyargcount : code.co_argcount + code.co_kwonlyargcount]
     given.update(k for k in kwargs if k in keywordable)
     return given
+
+
+def _frame_closure_ids(tx) -> set[int]:
+    """ids of the compiled frame's own closure cells (the root translator's)."""
+    while getattr(tx, "parent", None) is not None:
+        tx = tx.parent
+    return {id(cell) for cell in getattr(tx, "closure", None) or ()}
 
 
 def _is_safe_unguarded(value) -> bool:
