@@ -127,3 +127,41 @@ def test_site_packages_code_is_captured():
         unsubscribe()
     captured = [r for r in seen if "transformers" in r.filename and r.graphs]
     assert captured
+
+
+def test_gpt2_with_its_default_cache_matches_torch_compile_graph_count():
+    """use_cache=True (transformers' default): the DynamicCache, its layers and the
+    per-layer config view are built in the frame; two lengths, as torch.compile."""
+    import torch._dynamo
+    from transformers import GPT2Config, GPT2LMHeadModel
+
+    torch.manual_seed(0)
+    cfg = GPT2Config(
+        n_layer=2, n_head=2, n_embd=32, vocab_size=128, n_positions=32,
+        bos_token_id=0, eos_token_id=0,
+    )  # fmt: skip
+    model = GPT2LMHeadModel(cfg).eval()
+    calls = [torch.randint(0, 128, (1, 8)), torch.randint(0, 128, (1, 12))]
+    reference, ours = Counting(), Counting()
+    torch._dynamo.reset()
+    try:
+        with torch.no_grad():
+            for ids in calls:
+                torch.compile(model, backend=reference)(ids)
+    finally:
+        torch._dynamo.reset()
+    compiled = fj.compile(model, backend=ours)
+    with torch.no_grad():
+        for ids in calls:
+            expected = model(ids)
+            got = compiled(ids)
+            torch.testing.assert_close(got.logits, expected.logits)
+            got_layers, expected_layers = (
+                got.past_key_values.layers,
+                expected.past_key_values.layers,
+            )
+            assert len(got_layers) == len(expected_layers) == 2
+            for a, b in zip(got_layers, expected_layers, strict=True):
+                torch.testing.assert_close(a.keys, b.keys)
+                torch.testing.assert_close(a.values, b.values)
+    assert len(ours.graphs) <= len(reference.graphs)

@@ -342,3 +342,21 @@ def test_index_error_caught_inside_getitem_is_not_the_end():
     x = torch.randn(2)
     for got, want in zip(compiled(x), f(x), strict=True):
         torch.testing.assert_close(got, want)
+
+
+def test_list_index_and_count_over_constant_items():
+    def f(x, names):
+        kinds = list(names)
+        kinds.append("full")
+        return x * kinds.index("full") + kinds.count("sliding")
+
+    one_graph(f, torch.randn(3), ["sliding", "sliding"])
+
+
+def test_list_index_of_a_missing_item_raises_value_error():
+    def f(x):
+        kinds = ["a", "b"]
+        return x + kinds.index("c")
+
+    with pytest.raises(ValueError):
+        fj.compile(f, backend="eager")(torch.randn(3))

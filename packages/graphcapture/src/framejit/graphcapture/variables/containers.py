@@ -68,7 +68,8 @@ class BaseListVariable(VariableTracker):
         if name == "__len__":
             return ConstantVariable(len(self.items))
         if name in ("index", "count") and all(a.is_python_constant() for a in args):
-            consts = self.as_python_constant()
+            # the items as they are now (a list is never a constant, its current items may be)
+            consts = tuple(i.as_python_constant() for i in self.items)
             return ConstantVariable(
                 fold(getattr(consts, name), *[a.as_python_constant() for a in args])
             )
