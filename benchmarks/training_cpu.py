@@ -5,9 +5,11 @@ side in one process.
 A training step is forward + backward + SGD (the optimizer runs eagerly for all three; only
 the model is compiled).  Each implementation gets its own copy of the model.  Both
 compilers start cold (fresh FRAMEJIT_CACHE_DIR and TORCHINDUCTOR_CACHE_DIR); "cold" is the
-first step, compile included.  Times are the best of interleaved rounds.
+first step, compile included.  Timing is built to survive a shared, noisy machine: thread
+counts are set explicitly, each step warms up, then rounds interleave the three (rotating
+which goes first) and the ratios reported are medians of per-round ratios.
 
-    python benchmarks/training_cpu.py [--quick]
+    python benchmarks/training_cpu.py [--quick] [--threads N] [--rounds R]
 """
 
 from __future__ import annotations
@@ -15,6 +17,7 @@ from __future__ import annotations
 import copy
 import math
 import os
+import statistics
 import sys
 import tempfile
 import time
@@ -127,35 +130,48 @@ def make_step(model: nn.Module, run, training: bool):
     return step
 
 
-def best_times(steps, x, budget_s: float, rounds: int = 5) -> list[float]:
-    """Best time per call of each step; rounds interleave them so that load on a shared
-    machine hits every implementation alike."""
+def interleaved_times(steps, x, budget_s: float, rounds: int, warmup: int):
+    """Per-call time of each step in each round.  A round runs every step for about
+    ``budget_s / rounds`` seconds, in an order rotated from round to round, so that load on
+    a shared machine hits every implementation alike and no step always runs first.
+    Returns ``times[round][step]`` in seconds."""
     iterations = []
     for step in steps:
-        step(x)
+        for _ in range(warmup):
+            step(x)
         start = time.perf_counter()
         step(x)
         once = max(time.perf_counter() - start, 1e-6)
-        iterations.append(max(1, int(budget_s / rounds / once)))
-    best = [math.inf] * len(steps)
-    for _ in range(rounds):
-        for position, step in enumerate(steps):
+        iterations.append(max(1, int(budget_s / rounds / len(steps) / once)))
+    times = []
+    for round_ in range(rounds):
+        row = [0.0] * len(steps)
+        for offset in range(len(steps)):
+            position = (round_ + offset) % len(steps)
             start = time.perf_counter()
             for _ in range(iterations[position]):
-                step(x)
-            best[position] = min(
-                best[position], (time.perf_counter() - start) / iterations[position]
-            )
-    return best
+                steps[position](x)
+            row[position] = (time.perf_counter() - start) / iterations[position]
+        times.append(row)
+    return times
 
 
 def main() -> None:
     quick = "--quick" in sys.argv
-    budget = 0.5 if quick else 2.0
-    print(f"torch {torch.__version__}, threads {torch.get_num_threads()}, caches in {_CACHE_ROOT}")
+    threads = _arg("--threads", os.cpu_count() or 1)
+    rounds = _arg("--rounds", 7 if quick else 15)
+    budget = 1.5 if quick else 6.0
+    torch.set_num_threads(threads)
+    load = os.getloadavg()[0] if hasattr(os, "getloadavg") else float("nan")
+    print(
+        f"torch {torch.__version__}; threads {torch.get_num_threads()} (torch, OpenMP, set"
+        f" explicitly); {rounds} interleaved rounds of ~{budget / rounds:.2f} s per case;"
+        f" load {load:.1f}; caches in {_CACHE_ROOT}"
+    )
     header = (
         f"{'case':<16}{'shape':>18}{'eager ms':>10}{'lite ms':>9}{'ind. ms':>9}"
-        f"{'lite/eager':>11}{'lite/ind.':>10}{'cold lite s':>12}{'cold ind. s':>12}{'cold ratio':>11}"
+        f"{'eager/lite':>11}{'lite/ind.':>10}{'spread':>8}"
+        f"{'cold lite s':>12}{'cold ind. s':>12}{'cold ratio':>11}"
     )
     print(header)
     print("-" * len(header))
@@ -180,15 +196,29 @@ def main() -> None:
         tol = {"rtol": 1e-3, "atol": 1e-3}
         torch.testing.assert_close(results[1], results[0], **tol)
         torch.testing.assert_close(results[2], results[0], **tol)
-        eager_t, lite_t, ind_t = best_times(steps, x, budget)
+        times = interleaved_times(steps, x, budget, rounds, warmup=3)
+        eager_t, lite_t, ind_t = (statistics.median(r[i] for r in times) for i in range(3))
+        speedup = statistics.median(r[0] / r[1] for r in times)
+        versus = statistics.median(r[1] / r[2] for r in times)
+        # how far the per-round ratio lite/ind. moves: interquartile range over the median
+        quartiles = statistics.quantiles([r[1] / r[2] for r in times], n=4)
+        spread = (quartiles[2] - quartiles[0]) / versus
         print(
             f"{name:<16}{shape:>18}{eager_t * 1e3:>10.2f}{lite_t * 1e3:>9.2f}{ind_t * 1e3:>9.2f}"
-            f"{eager_t / lite_t:>10.2f}x{lite_t / ind_t:>9.2f}x"
+            f"{speedup:>10.2f}x{versus:>9.2f}x{spread:>7.0%} "
             f"{cold[1]:>12.2f}{cold[2]:>12.2f}{cold[1] / cold[2]:>10.2f}x"
         )
-    print("lite/eager: eager time / framejit time (higher is better; goal >= 1.5x training,")
-    print(">= 1.0x eval); lite/ind.: framejit time / inductor time (lower is better; goal <= 1.2x")
-    print("training, <= 1.1x eval); cold: first step, compile included (goal ratio <= 0.25x).")
+    print("Times are medians over rounds; ratios are medians of per-round ratios (each round")
+    print("runs the three side by side); spread: interquartile range of lite/ind. over rounds.")
+    print("eager/lite: higher is better (goal >= 1.5x training, >= 1.0x eval); lite/ind.: lower")
+    print("is better (goal <= 1.2x training, <= 1.1x eval); cold: first step, compile included")
+    print("(goal ratio <= 0.25x).")
+
+
+def _arg(flag: str, default: int) -> int:
+    if flag in sys.argv:
+        return int(sys.argv[sys.argv.index(flag) + 1])
+    return default
 
 
 if __name__ == "__main__":
