@@ -366,3 +366,24 @@ def test_module_list_slice(entry):
     mod.layers._modules.clear()
     mod.layers._modules.update(reversed(items))
     same(fn, compiled, x)
+
+
+def test_call_replaced_on_the_class(entry):
+    """`M.__call__ = other` between calls: special methods are looked up on the class (the
+    module entry bound `mod.__call__` once; the inlined call had no guard on the class's)."""
+
+    class Local(nn.Module):
+        def forward(self, x):
+            return x + 1
+
+    def minus_two(self, *args):
+        return nn.Module.__call__(self, *args) - 2
+
+    mod = Local()
+    fn, compiled = entry(mod)
+    x = torch.randn(3)
+    same(fn, compiled, x)
+    Local.__call__ = minus_two
+    same(fn, compiled, x)
+    Local.__call__ = nn.Module.__call__
+    same(fn, compiled, x)

@@ -159,6 +159,17 @@ def _dims(tensor, dim, what: str) -> list[int]:
     return [d % tensor.dim() for d in dims]
 
 
+def _caller(mod: torch.nn.Module):
+    """`mod(...)` with `type(mod).__call__` looked up at each call, as eager does (a bound
+    `mod.__call__` taken once would miss `type(mod).__call__ = other` between calls)."""
+
+    @functools.wraps(mod.__call__)
+    def call(*args, **kwargs):
+        return type(mod).__call__(mod, *args, **kwargs)
+
+    return call
+
+
 class OptimizedModule(torch.nn.Module):
     """Wraps an nn.Module: calls run its forward under capture; everything else is the module's."""
 
@@ -167,7 +178,7 @@ class OptimizedModule(torch.nn.Module):
     def __init__(self, mod: torch.nn.Module, callback):
         object.__setattr__(self, "_orig_mod", mod)
         object.__setattr__(self, "_framejit_callback", callback)
-        object.__setattr__(self, "_framejit_call", _wrap_with_callback(mod.__call__, callback))
+        object.__setattr__(self, "_framejit_call", _wrap_with_callback(_caller(mod), callback))
 
     def __call__(self, *args, **kwargs):
         return self._framejit_call(*args, **kwargs)

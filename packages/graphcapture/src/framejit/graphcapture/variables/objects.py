@@ -145,6 +145,18 @@ def _class_lookup(cls: type, name: str):
     return _MISSING
 
 
+def _guard_class_attr(tx, obj: VariableTracker, name: str, value) -> None:
+    """`type(obj).name is value`: a special method is looked up on the class, which the
+    program may rebind between calls (`M.__call__ = other`) while the object stays the same."""
+    if obj.source is None or value is _MISSING:
+        return
+    from framejit.guards import GuardKind, TypeSource
+
+    tx.output.add_guard(
+        AttrSource(TypeSource(obj.source), name), GuardKind.ID_MATCH, value, origin=tx.origin()
+    )
+
+
 class NNModuleVariable(GetAttrMixin, ConcreteValueVariable):
     """An nn.Module instance: parameters/buffers reach the graph as get_attr, forward is inlined."""
 
@@ -180,6 +192,7 @@ class NNModuleVariable(GetAttrMixin, ConcreteValueVariable):
         """`module(*args)`: a class's own __call__ if it overrides nn.Module's, else
         nn.Module's call (hooks and forward) traced."""
         call = type(self.value).__call__
+        _guard_class_attr(tx, self, "__call__", call)
         if call is not _MODULE_CALL:
             if not isinstance(call, types.FunctionType):
                 raise Unsupported(f"{type(self.value).__name__}.__call__ is not a Python function")
@@ -410,6 +423,7 @@ class UserDefinedObjectVariable(GetAttrMixin, ConcreteValueVariable):
 
     def call_function(self, tx, args, kwargs) -> VariableTracker:
         call = _class_lookup(type(self.value), "__call__")
+        _guard_class_attr(tx, self, "__call__", call)
         if isinstance(call, types.FunctionType):
             return UserMethodVariable(call, self).call_function(tx, args, kwargs)
         raise Unsupported(f"call to a {type(self.value).__name__} object")
