@@ -188,13 +188,77 @@ def size_key(values: Sequence[Any]) -> tuple[Any, ...]:
 # --------------------------------------------------------------------------- spelling
 
 
-def pyexpr(expr: Any) -> str:
-    """A size expression (or a relation over sizes) as Python over the ks variables."""
-    if isinstance(expr, bool):
-        return repr(expr)
-    if isinstance(expr, int):
-        return repr(expr)
-    return _py(sympy.sympify(expr))
+class ExprPrinter:
+    """The one printer of sympy size and index expressions.  A language spells literals and
+    min/max its own way (override `integer` and `min_max`); the operators it lacks are left
+    out of `OPERATORS` and make the expression unsupported."""
+
+    # extra operators past + and *: floor division, modulo, relations, boolean logic
+    OPERATORS = False
+
+    def integer(self, value: int) -> str:
+        return str(value)
+
+    def min_max(self, which: str, args: list[str]) -> str:
+        return f"{which}({', '.join(args)})"
+
+    def power(self, base: str, exp: int) -> str:
+        return "(" + " * ".join([base] * exp) + ")"
+
+    def __call__(self, expr: Any) -> str:
+        if isinstance(expr, bool):
+            return repr(expr)
+        if isinstance(expr, int):
+            return self.integer(expr)
+        return self.render(sympy.sympify(expr))
+
+    def render(self, e: sympy.Basic) -> str:
+        if e.is_Integer:
+            return self.integer(int(e))
+        if e.is_Symbol:
+            return e.name
+        if e.is_Add:
+            return "(" + " + ".join(self.render(a) for a in e.args) + ")"
+        if e.is_Mul:
+            return "(" + " * ".join(self.render(a) for a in e.args) + ")"
+        if e.is_Pow and e.exp.is_Integer and int(e.exp) > 0:  # sizes squared: ks1**2
+            return self.power(self.render(e.base), int(e.exp))
+        if isinstance(e, (sympy.Min, sympy.Max)):
+            which = "min" if isinstance(e, sympy.Min) else "max"
+            return self.min_max(which, [self.render(a) for a in e.args])
+        if self.OPERATORS:
+            text = self.operator(e)
+            if text is not None:
+                return text
+        raise SymbolicUnsupported(f"size expression {e} ({type(e).__name__})")
+
+    def operator(self, e: sympy.Basic) -> str | None:
+        from torch.utils._sympy.functions import FloorDiv, Mod, PythonMod
+
+        if e is sympy.true or e is sympy.false:
+            return repr(bool(e))
+        if isinstance(e, FloorDiv):
+            return f"({self.render(e.args[0])} // {self.render(e.args[1])})"
+        if isinstance(e, (Mod, PythonMod, sympy.Mod)):
+            return f"({self.render(e.args[0])} % {self.render(e.args[1])})"
+        for kind, op in _RELATIONS.items():
+            if isinstance(e, kind):
+                return f"({self.render(e.lhs)} {op} {self.render(e.rhs)})"
+        for kind, op in ((sympy.And, " and "), (sympy.Or, " or ")):
+            if isinstance(e, kind):
+                return "(" + op.join(self.render(a) for a in e.args) + ")"
+        if isinstance(e, sympy.Not):
+            return f"(not {self.render(e.args[0])})"
+        return None
+
+
+class PythonPrinter(ExprPrinter):
+    """Sizes and relations between them as Python over the ks variables (the wrapper)."""
+
+    OPERATORS = True
+
+    def power(self, base: str, exp: int) -> str:
+        return f"({base} ** {exp})"
 
 
 _RELATIONS = {
@@ -206,41 +270,7 @@ _RELATIONS = {
     sympy.Ge: ">=",
 }
 
-
-def _py(e: sympy.Basic) -> str:
-    from torch.utils._sympy.functions import FloorDiv, Mod, PythonMod
-
-    if e is sympy.true:
-        return "True"
-    if e is sympy.false:
-        return "False"
-    if e.is_Integer:
-        return str(int(e))
-    if e.is_Symbol:
-        return e.name
-    if e.is_Add:
-        return "(" + " + ".join(_py(a) for a in e.args) + ")"
-    if e.is_Mul:
-        return "(" + " * ".join(_py(a) for a in e.args) + ")"
-    if e.is_Pow and e.exp.is_Integer and int(e.exp) >= 0:
-        return f"({_py(e.base)} ** {int(e.exp)})"
-    if isinstance(e, FloorDiv):
-        return f"({_py(e.args[0])} // {_py(e.args[1])})"
-    if isinstance(e, (Mod, PythonMod, sympy.Mod)):
-        return f"({_py(e.args[0])} % {_py(e.args[1])})"
-    if isinstance(e, (sympy.Min, sympy.Max)):
-        which = "min" if isinstance(e, sympy.Min) else "max"
-        return f"{which}({', '.join(_py(a) for a in e.args)})"
-    for kind, op in _RELATIONS.items():
-        if isinstance(e, kind):
-            return f"({_py(e.lhs)} {op} {_py(e.rhs)})"
-    if isinstance(e, sympy.And):
-        return "(" + " and ".join(_py(a) for a in e.args) + ")"
-    if isinstance(e, sympy.Or):
-        return "(" + " or ".join(_py(a) for a in e.args) + ")"
-    if isinstance(e, sympy.Not):
-        return f"(not {_py(e.args[0])})"
-    raise SymbolicUnsupported(f"size expression {e} ({type(e).__name__})")
+pyexpr = PythonPrinter()
 
 
 def pytuple(values: Sequence[Any]) -> str:

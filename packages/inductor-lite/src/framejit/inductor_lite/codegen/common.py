@@ -8,39 +8,7 @@ from concurrent.futures import Future
 from dataclasses import dataclass, field
 from typing import Any, Protocol
 
-import sympy
-
 from ..scheduler import FusedGroup
-
-
-def print_index(
-    expr: Any, integer: Callable[[int], str], min_max: Callable[[str, str, str], str]
-) -> str:
-    """A sympy index expression in a kernel language: `integer(value)` spells a literal,
-    `min_max("min" | "max", a, b)` a two-argument min or max; sums and products are infix."""
-
-    def render(e) -> str:
-        if e.is_Integer:
-            return integer(int(e))
-        if e.is_Symbol:
-            return e.name
-        if e.is_Add:
-            return "(" + " + ".join(render(a) for a in e.args) + ")"
-        if e.is_Mul:
-            return "(" + " * ".join(render(a) for a in e.args) + ")"
-        if e.is_Pow and e.exp.is_Integer and int(e.exp) > 0:  # sizes squared: ks1**2
-            return "(" + " * ".join([render(e.base)] * int(e.exp)) + ")"
-        if isinstance(e, (sympy.Min, sympy.Max)):
-            which = "min" if isinstance(e, sympy.Min) else "max"
-            args = [render(a) for a in e.args]
-            result = args[0]
-            for arg in args[1:]:
-                result = min_max(which, result, arg)
-            return result
-        raise NotImplementedError(f"index expression {e}")
-
-    return render(sympy.sympify(expr))
-
 
 _SIZE_SYMBOL = re.compile(r"\bks(\d+)\b")
 

@@ -3,6 +3,7 @@ inner loops the compiler vectorizes, all kernels of a graph in one shared object
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -15,8 +16,8 @@ import torch
 from ..config import config
 from ..ir import Buffer
 from ..scheduler import INNER, LOCAL_BLOCK_LIMIT, OUTER, FusedGroup, NodeLoops, outer_part
-from ..sizes import canonical, hint_prod, is_symbolic
-from .common import GeneratedKernels, KernelSpec, print_index, used_size_symbols
+from ..sizes import ExprPrinter, canonical, hint_prod, is_symbolic
+from .common import GeneratedKernels, KernelSpec, used_size_symbols
 from .cpp_prelude import PRELUDE
 
 C_TYPES = {
@@ -122,17 +123,17 @@ COLUMN_FLUSH = 256  # rows a column kernel adds into its float partials before f
 OMP_REDUCE = {"sum": "+", "prod": "*", "max": "max", "min": "min", "any": "|", "all": "&"}
 
 
-def cexpr(expr: Any) -> str:
-    """Print a sympy index expression as int64 C++."""
-    return print_index(expr, _c_integer, _c_min_max)
+class CppPrinter(ExprPrinter):
+    """Index expressions as int64 C++."""
+
+    def integer(self, value: int) -> str:
+        return f"{value}LL" if abs(value) > 2**31 - 1 else str(value)
+
+    def min_max(self, which: str, args: list[str]) -> str:
+        return functools.reduce(lambda a, b: f"fj_{which}<int64_t>({a}, {b})", args)
 
 
-def _c_integer(value: int) -> str:
-    return f"{value}LL" if abs(value) > 2**31 - 1 else str(value)
-
-
-def _c_min_max(which: str, a: str, b: str) -> str:
-    return f"fj_{which}<int64_t>({a}, {b})"
+cexpr = CppPrinter()
 
 
 def literal(value: Any, dtype: torch.dtype) -> str:

@@ -12,6 +12,7 @@ the grid is computed by the Python wrapper; launch configs come from triton_runt
 
 from __future__ import annotations
 
+import functools
 import math
 from collections.abc import Callable
 from concurrent.futures import Future
@@ -24,8 +25,8 @@ import torch
 from ..config import config
 from ..ir import Buffer
 from ..scheduler import INNER, OUTER, RED, FusedGroup, NodeLoops, node_loops
-from ..sizes import canonical, hint, is_symbolic, max1
-from .common import GeneratedKernels, KernelSpec, print_index, used_size_symbols
+from ..sizes import ExprPrinter, canonical, hint, is_symbolic, max1
+from .common import GeneratedKernels, KernelSpec, used_size_symbols
 
 
 class TritonCodegenUnavailable(NotImplementedError):
@@ -185,9 +186,14 @@ def fj_remainder(a, b):
 """
 
 
-def texpr(expr: Any) -> str:
-    """A sympy index expression as Triton (int32 or int64 tensors)."""
-    return print_index(expr, str, lambda which, a, b: f"tl.{which}imum({a}, {b})")
+class TritonPrinter(ExprPrinter):
+    """Index expressions as Triton (int32 or int64 tensors)."""
+
+    def min_max(self, which: str, args: list[str]) -> str:
+        return functools.reduce(lambda a, b: f"tl.{which}imum({a}, {b})", args)
+
+
+texpr = TritonPrinter()
 
 
 def literal(value: Any, dtype: torch.dtype) -> str:
