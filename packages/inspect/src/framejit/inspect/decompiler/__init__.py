@@ -8,10 +8,12 @@ pseudo-code with a comment; ``decompile`` itself never raises for a code object.
 
 Modules: ``opcodes`` (opcode groups), ``bytecode`` (frameeval's canonical instructions,
 exception table, reachability), ``engine`` (blocks and dispatch), ``ops``
-(expression and simple-statement handlers), ``control`` (if/loops/try),
-``functions`` (def/lambda/class/comprehensions), ``match`` (match statements), ``modern`` (3.12/3.13 instructions),
-``passes`` (cleanups), ``pseudo``
-(marked pseudo-code for what cannot be rebuilt).
+(expression and simple-statement handlers), ``control`` (where structures start) with
+``conditions`` (if/ternary/and/or), ``jumps`` (continue/break/goto), ``loops`` (for/while),
+``tries`` and ``except_star`` (try statements), ``withs`` (code after a with),
+``functions`` (def/lambda/class/comprehensions), ``match`` (match statements), ``modern``
+(3.12/3.13 instructions), ``passes`` (cleanups), ``pseudo`` (marked pseudo-code for what
+cannot be rebuilt).
 """
 
 from __future__ import annotations

@@ -14,6 +14,7 @@ import re
 import types
 from dataclasses import dataclass, field
 
+from .conditions import negate
 from .engine import Block, Unsupported
 from .pseudo import pseudo_body
 from .values import FunctionValue, Marker, comment, constant
@@ -248,8 +249,6 @@ def _without_final_continue(body: list[ast.stmt]) -> list[ast.stmt]:
 
 def _fold_comprehension(loop: ast.For, kind: str):
     """``for``/``if`` nesting around one element statement -> (generators, element)."""
-    from .control import negate
-
     generators = [ast.comprehension(loop.target, loop.iter, [], 0)]
     body = _without_final_continue(loop.body)
     while True:

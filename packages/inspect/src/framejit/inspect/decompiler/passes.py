@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import ast
 
+from .conditions import negate
 from .values import WithEnd, WithStart, is_assertion_error, stmt_marker
 
 _BODY_FIELDS = ("body", "orelse", "finalbody", "handlers")
@@ -114,8 +115,6 @@ def merge_try_finally(statements: list[ast.stmt]) -> list[ast.stmt]:
 
 def while_tests(statements: list[ast.stmt]) -> list[ast.stmt]:
     """``while True: if not c: break ...`` is ``while c: ...``."""
-    from .control import negate
-
     for stmt in statements:
         for name, body in _children_lists(stmt):
             if name == "handlers":
@@ -140,8 +139,6 @@ def while_tests(statements: list[ast.stmt]) -> list[ast.stmt]:
 
 
 def recover_asserts(statements: list[ast.stmt]) -> list[ast.stmt]:
-    from .control import negate
-
     result = []
     for stmt in statements:
         for name, body in _children_lists(stmt):
