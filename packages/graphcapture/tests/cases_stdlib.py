@@ -11,7 +11,9 @@ import collections
 import functools
 import itertools
 import operator
+import typing
 
+import numpy as np
 import torch
 from cases import Case, args, t
 
@@ -359,3 +361,64 @@ def constant_tuple_plus_tuple_of_tensors(x):
     output = (x, x + 1, x + 2, x + 3)
     output = (None,) + output + ()  # noqa: RUF005 (concatenation is the construct under test)
     return output[2] + output[3], output
+
+
+# ----------------------------------------------------------------- from torch's dynamo tests
+DICT_KEY_PARAM = torch.nn.Parameter(torch.ones(4))
+IMPORTED_SCALE = torch.full((4,), 3.0)
+
+
+@case(t(4), t(4))
+def dict_keyed_by_tensors(a, b):
+    # tensors hash by identity: a Parameter global and the inputs as keys, one entry per object
+    d = {"a": a, DICT_KEY_PARAM: 3, b: 4}
+    d[a] = 5
+    total = d["a"] + d[DICT_KEY_PARAM]
+    for k, v in d.items():
+        if not isinstance(k, str):
+            total = total + k * v
+    return total, len(d), list(d)[2] is b, a in d, (a + 1) in d, d.pop(b)
+
+
+@case(t(4), 4096, np.int64(8))
+def numpy_int_scalar_argument(x, a, b):
+    # a numpy number folds like the Python number it holds, kept as its numpy type
+    return x + (a % b), b * 2, type(b * 2).__name__
+
+
+@case(t(4), np.float32(2.5))
+def numpy_float_scalar_argument(x, s):
+    return x * s, s + 1
+
+
+@case(t(4))
+def typing_annotation_on_inner_function(x):
+    # typing's forms are the construct under test
+    def inner(y: typing.List[Tag], z: typing.Optional[typing.Dict[str, int]] = None) -> int:  # noqa: UP006, UP045
+        return y + 1
+
+    return inner(x / 3.0)
+
+
+@case(t(4))
+def isinstance_of_legacy_tensor_types(x):
+    i = x.long()
+    return (
+        x + 1,
+        isinstance(x, torch.FloatTensor),
+        isinstance(x, torch.DoubleTensor),
+        isinstance(i, (torch.FloatTensor, torch.LongTensor)),
+        isinstance(i, torch.Tensor),
+    )
+
+
+@case(t(4))
+def import_inside_the_frame(x):
+    import cases_stdlib
+    from cases_stdlib import IMPORTED_SCALE  # a tensor held by a module, read through import
+
+    return x * IMPORTED_SCALE + cases_stdlib.DICT_KEY_PARAM
+
+
+class Tag:
+    pass

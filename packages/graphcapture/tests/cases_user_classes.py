@@ -338,3 +338,16 @@ def dict_subclass_init_iteration_and_truth(x):
 def finfo_and_iinfo_of_a_dtype_are_folded(x):
     # transformers' masks: torch.finfo(dtype).min
     return x.clamp(min=torch.finfo(x.dtype).min) + torch.iinfo(torch.int8).max + torch.finfo().eps
+
+
+class _PlainInit:
+    def __init__(self, x):
+        super().__init__()  # reaches object.__init__: nothing to do
+        self.a = x + 1
+
+
+@case(t(4))
+def super_init_reaching_object(x):
+    obj = _PlainInit(x / 3.0)
+    obj.b = obj.a * 2
+    return obj.a, obj.b

@@ -238,3 +238,17 @@ def test_many_hasattr_guards_on_one_name_are_batched(tensor_backend):
     ]
     fails(present, dict(L, t2=marked))
     passes(present, dict.fromkeys(L, marked))
+
+
+def test_equals_match_numpy_numbers():
+    """np.int64(8) guards its exact numpy type and its number (args of torch's dynamo tests)."""
+    np = pytest.importorskip("numpy")
+    passes(g(GuardKind.EQUALS_MATCH, np.int64(8)), {"x": np.int64(8)})
+    for other in (np.int64(7), np.int32(8), 8, 8.0, np.float64(8.0)):
+        fails(g(GuardKind.EQUALS_MATCH, np.int64(8)), {"x": other})
+    passes(g(GuardKind.EQUALS_MATCH, np.float32(2.5)), {"x": np.float32(2.5)})
+    fails(g(GuardKind.EQUALS_MATCH, np.float64(0.0)), {"x": np.float64(-0.0)})
+    fails(g(GuardKind.EQUALS_MATCH, np.float64("nan")), {"x": 1.0})
+    passes(g(GuardKind.EQUALS_MATCH, np.float64("nan")), {"x": np.float64("nan")})
+    with pytest.raises(TypeError):  # a numpy bool is no number here (torch promotes it apart)
+        Guard(X, GuardKind.EQUALS_MATCH, np.bool_(True))

@@ -128,12 +128,13 @@ class SideEffects:
 def _build_contents(cg: PyCodegen, container) -> None:
     """Push the container's new contents: a list of its items, or a dict."""
     from .variables.containers import DictVariable, ListVariable, SourcedIteratorVariable
+    from .variables.sets import load_key
 
     if isinstance(container, SourcedIteratorVariable):
         cg.load_const(container.index)  # how many items to consume
     elif isinstance(container, DictVariable):
         for k, v in container.items.items():
-            cg.load_const(k)
+            load_key(cg, k)
             v.reconstruct(cg)
         cg.build_map(len(container.items))
     elif isinstance(container, ListVariable):

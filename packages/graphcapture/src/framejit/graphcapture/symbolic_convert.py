@@ -10,6 +10,7 @@ inside its caller; whatever it cannot handle propagates to the caller's CALL.
 
 from __future__ import annotations
 
+import importlib.util
 import operator
 import sys
 import types
@@ -57,7 +58,7 @@ from .variables.objects import (
     UserDefinedObjectVariable,
     WithExitVariable,
 )
-from .variables.sets import SetVariable
+from .variables.sets import SetVariable, key_of
 
 
 def _handler_table(cls) -> dict[str, Any]:
@@ -310,10 +311,20 @@ class InstructionTranslatorBase:
         fromlist = self.pop().as_python_constant()
         level = self.pop().as_python_constant()
         name = inst.argval
-        if level != 0 or name not in sys.modules:
-            raise Unsupported(f"import of {name!r} (not already imported)")
+        try:
+            absolute = importlib.util.resolve_name(
+                "." * level + name, self.f_globals.get("__package__")
+            )
+        except (ImportError, ValueError):
+            raise Unsupported(f"import of {name!r} (level {level}) cannot be resolved") from None
+        loaded = sys.modules.get(absolute)
+        # only imports that find everything loaded already: no module code runs at trace time
+        if loaded is None or any(not hasattr(loaded, f) for f in fromlist or ()):
+            raise Unsupported(f"import of {absolute!r} (not already imported)")
         module = __import__(name, self.f_globals, None, fromlist, level)
-        self.push(PythonModuleVariable(module))
+        if sys.modules.get(module.__name__) is not module:
+            raise Unsupported(f"import of {absolute!r}: module not in sys.modules")
+        self.push(PythonModuleVariable(module, self.root.module_source(module)))
 
     def IMPORT_FROM(self, inst):
         module = self.stack[-1]
@@ -482,7 +493,7 @@ class InstructionTranslatorBase:
         items = self.popn(2 * inst.arg)
         result = {}
         for k, v in zip(items[::2], items[1::2], strict=True):
-            result[k.as_python_constant()] = v
+            result[key_of(k)] = v
         self.push(DictVariable(result))
 
     def BUILD_CONST_KEY_MAP(self, inst):
@@ -561,7 +572,7 @@ class InstructionTranslatorBase:
         value = self.pop()
         key = self.pop()
         target = self.stack[-inst.arg]
-        target.items[key.as_python_constant()] = value
+        target.items[target._key(key)] = value
         self.output.side_effects.mutated(target)
 
     def DICT_UPDATE(self, inst):
@@ -774,10 +785,14 @@ class InstructionTranslator(InstructionTranslatorBase):
         module = sys.modules.get(module_name) if module_name else None
         if module is None or vars(module) is not module_globals:
             return None
-        alias = "__framejit_import_" + module_name.replace(".", "_dot_")
+        return AttrSource(self.module_source(module), name)
+
+    def module_source(self, module) -> GlobalSource:
+        """A module of sys.modules, reached by guards as G['__framejit_import_<module>']."""
+        alias = "__framejit_import_" + module.__name__.replace(".", "_dot_")
         self.aliases[alias] = module
         self.f_globals.setdefault(alias, module)
-        return AttrSource(GlobalSource(alias), name)
+        return GlobalSource(alias)
 
     def run(self) -> None:
         insts = self.insts

@@ -3,13 +3,15 @@
 Public API (the contract in DESIGN.md): sources, ``Guard``/``GuardKind``,
 ``compile_guards`` and ``global_state_guard``; ``mirror_check`` is the plain-Python
 reference evaluation of a guard set; ``globals_ref``/``read_globals`` reach a globals dict
-weakly (what checks use for ``G``).
+weakly (what checks use for ``G``); ``numpy_number`` tells the numpy scalars that
+EQUALS_MATCH guards by value.
 """
 
 from .compiler import compile_guards
 from .global_state import GlobalStateSnapshot, global_state_guard
 from .guard import Guard, GuardKind
 from .lifetime import globals_ref, read_globals
+from .literals import numpy_number
 from .mirror import mirror_check
 from .shape_expr import ShapeExpr
 from .source import (
@@ -66,5 +68,6 @@ __all__ = [
     "global_state_guard",
     "globals_ref",
     "mirror_check",
+    "numpy_number",
     "read_globals",
 ]

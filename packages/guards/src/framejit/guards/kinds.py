@@ -40,7 +40,7 @@ from .global_state import (
 )
 from .guard import Guard, GuardKind
 from .lifetime import Held
-from .literals import check_key_literal, is_literal, render_literal
+from .literals import check_key_literal, is_literal, numpy_number, render_literal
 from .shape_expr import ShapeExpr
 from .source import AttrSource, GlobalStateSource, ShapeSource, Source
 from .tensor_spec import PyTensorGuards, TensorSpec
@@ -75,6 +75,9 @@ def strict_equal(actual: Any, expected: Any) -> bool:
     """Equality that also tells 1 from 1.0 from True, 0.0 from -0.0, and nan from anything else."""
     if type(actual) is not type(expected):
         return False
+    plain = numpy_number(expected)
+    if plain is not None:  # the same numpy type, and the same number
+        return strict_equal(actual.item(), plain)
     if type(expected) is tuple:
         return len(actual) == len(expected) and all(
             strict_equal(a, e) for a, e in zip(actual, expected, strict=True)
@@ -259,34 +262,40 @@ class EqualsMatch(Handler):
 
     def prepare(self, guard):
         _source_of(guard)
-        if not is_literal(guard.value):
+        if not is_literal(guard.value) and numpy_number(guard.value) is None:
             raise TypeError(
-                f"{guard.kind.name} on {guard.source} needs an int, float, bool, None, str, bytes "
-                f"or a tuple of these; got {type(guard.value).__name__} (use ID_MATCH or TYPE_MATCH)"
+                f"{guard.kind.name} on {guard.source} needs an int, float, bool, None, str, bytes, "
+                f"a numpy number or a tuple of these; got {type(guard.value).__name__} "
+                "(use ID_MATCH or TYPE_MATCH)"
             )
         return guard.value
 
     def key(self, guard):
-        return (type(guard.expected), render_literal(guard.expected))
+        plain = numpy_number(guard.expected)
+        return (type(guard.expected), render_literal(guard.expected if plain is None else plain))
 
     def emit(self, guard, ctx):
         x, v = guard.source.name(), guard.expected
         t = type(v)
         if v is None or t is bool:
             return [f"{x} is {v!r}"]
-        if t is float:
-            if math.isnan(v):
-                return [f"type({x}) is float and {x} != {x}"]
-            if v == 0.0:
-                sign = ctx.bind("___copysign", math.copysign)
-                return [
-                    f"type({x}) is float and {x} == 0.0 and {sign}(1.0, {x}) == {math.copysign(1.0, v)!r}"
-                ]
-            return [f"type({x}) is float and {x} == {render_literal(v)}"]
         if t is tuple:
             helper = ctx.bind("___constant_equal", strict_equal)
             return [f"{helper}({x}, {render_literal(v)})"]
-        return [f"type({x}) is {t.__name__} and {x} == {render_literal(v)}"]
+        type_name, plain = t.__name__, numpy_number(v)
+        if plain is None:
+            plain = v
+        else:  # np.int64(8): its exact type, bound, and the number it holds
+            type_name = ctx.bind(f"___numpy_{t.__name__}", t)
+        if type(plain) is float:
+            if math.isnan(plain):
+                return [f"type({x}) is {type_name} and {x} != {x}"]
+            if plain == 0.0:
+                sign = ctx.bind("___copysign", math.copysign)
+                return [
+                    f"type({x}) is {type_name} and {x} == 0.0 and {sign}(1.0, {x}) == {math.copysign(1.0, plain)!r}"
+                ]
+        return [f"type({x}) is {type_name} and {x} == {render_literal(plain)}"]
 
     def mirror(self, guard, L, G):
         actual = guard.source.get(L, G)

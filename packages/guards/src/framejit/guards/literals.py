@@ -11,6 +11,7 @@ bound as a closure variable by the caller instead.
 from __future__ import annotations
 
 import math
+import numbers
 from typing import Any
 
 _SCALARS = (int, bool, str, bytes, float, type(None))
@@ -40,6 +41,14 @@ def render_literal(value: Any) -> str:
         f"cannot render a {t.__name__} as a guard literal; only exact int, bool, None, str, "
         "bytes, float and tuples of these are rendered (bind other values by identity)"
     )
+
+
+def numpy_number(value: Any) -> int | float | None:
+    """The builtin number a numpy integer or floating scalar holds (None for anything else:
+    numpy's bool_ is not a number here, torch promotes it unlike a Python bool)."""
+    if type(value).__module__ != "numpy" or not isinstance(value, numbers.Real):
+        return None
+    return value.item()
 
 
 def check_key_literal(key: Any) -> None:

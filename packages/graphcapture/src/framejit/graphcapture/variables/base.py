@@ -7,6 +7,8 @@ from typing import TYPE_CHECKING, Any
 
 import torch
 
+from framejit.guards import numpy_number
+
 from ..exc import Unsupported
 
 if TYPE_CHECKING:
@@ -139,7 +141,7 @@ CONSTANT_TYPES = (
 
 
 def is_constant_value(value: Any) -> bool:
-    if isinstance(value, CONSTANT_TYPES):
+    if isinstance(value, CONSTANT_TYPES) or numpy_number(value) is not None:
         return True
     if type(value) in (tuple, frozenset):
         return all(is_constant_value(v) for v in value)
@@ -153,6 +155,14 @@ class ConstantVariable(ConcreteValueVariable):
 
     def reconstruct(self, cg) -> None:
         cg.load_const(self.value)
+
+    def as_proxy(self) -> Any:
+        # a numpy number enters a torch op as the Python number it holds (torch promotes
+        # both alike); FX code could not spell np.int64(8)
+        plain = numpy_number(self.value)
+        return self.value if plain is None else plain
+
+    as_example = as_proxy
 
     def unpack(self, tx) -> list[VariableTracker]:
         if isinstance(self.value, (str, tuple, range, bytes, frozenset)):

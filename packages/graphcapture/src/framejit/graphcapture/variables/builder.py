@@ -18,7 +18,7 @@ from typing import Any
 
 import torch
 
-from framejit.guards import GuardKind
+from framejit.guards import GuardKind, numpy_number
 
 from ..dim_policy import DYNAMIC_DIMS_ATTR, marked_dims
 from ..dynamic_shapes import ShapeTracker
@@ -42,6 +42,7 @@ from .sets import SetVariable
 from .stdlib import MODELS, ModelledFunctionVariable
 from .tensor import TensorVariable
 from .torch_calls import GRAD_MODE_CLASSES, is_torch_callable
+from .typing_models import TypingFormVariable, is_typing_form
 
 _BUILTIN_CALLABLES = {
     v for v in vars(builtins).values() if callable(v) and not isinstance(v, type)
@@ -111,7 +112,7 @@ def _build(tx, value: Any, source) -> VariableTracker:
         return _wrap_set(tx, value, source)
     if is_constant_value(value):
         if type(value) in (int, float, bool, str, bytes, type(None)) or (
-            type(value) is tuple and _literal_tuple(value)
+            (type(value) is tuple and _literal_tuple(value)) or numpy_number(value) is not None
         ):
             _guard(tx, source, GuardKind.EQUALS_MATCH, value)
         elif isinstance(
@@ -256,6 +257,9 @@ def _build(tx, value: Any, source) -> VariableTracker:
         )
     if isinstance(value, (types.GeneratorType, types.CoroutineType)):
         return OpaqueVariable(value, source, f"{type(value).__name__} object")
+    if is_typing_form(value):
+        _guard(tx, source, GuardKind.ID_MATCH, value)
+        return TypingFormVariable(value, source)
     _guard(tx, source, GuardKind.TYPE_MATCH, value)
     return UserDefinedObjectVariable(value, source)
 

@@ -22,7 +22,7 @@ from .containers import (
 )
 from .functools_models import PartialVariable
 from .iterators import zip_items
-from .sets import SetVariable, build_set, set_binary_op
+from .sets import SetVariable, build_set, set_binary_op, tracker_of_key
 from .sym_node import SymNodeVariable, sym_binary_op
 from .tensor import TensorVariable, setitem_tensor  # noqa: F401 (re-exported)
 
@@ -163,7 +163,7 @@ def _view_binary_op(tx, op, a, b) -> VariableTracker:
 
         def as_set(v):
             if isinstance(v, DictViewVariable):
-                return SetVariable([ConstantVariable(k) for k in v.key_set()])
+                return SetVariable([tracker_of_key(k) for k in v.key_set()])
             if isinstance(v, SetVariable):
                 return v
             raise Unsupported(f"{op.__name__} between a keys view and {v}")
@@ -380,8 +380,16 @@ def _len(tx, obj):
     raise Unsupported(f"len() of {obj}")
 
 
+_LEGACY_TENSOR_TYPE = type(torch.FloatTensor)  # torch.FloatTensor, torch.LongTensor, ...
+
+
 def _isinstance(tx, obj, classes):
     cls = classes.as_python_constant()
+    if isinstance(obj, TensorVariable) and any(
+        isinstance(c, _LEGACY_TENSOR_TYPE) for c in (cls if isinstance(cls, tuple) else (cls,))
+    ):
+        # their __instancecheck__ reads dtype and device (both guarded), not the class
+        return ConstantVariable(fold(isinstance, obj.as_example(), cls))
     try:
         return ConstantVariable(isinstance_of_type(obj.python_type(), cls))
     except TypeError as e:

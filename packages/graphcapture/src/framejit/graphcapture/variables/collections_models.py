@@ -13,6 +13,7 @@ import collections
 from ..exc import Unsupported
 from .base import ConstantVariable, VariableTracker
 from .containers import DictVariable, ListVariable, TupleVariable
+from .sets import load_key, tracker_of_key
 
 
 def _emit_ctor(cg, fn, build_args) -> None:
@@ -23,7 +24,7 @@ def _emit_ctor(cg, fn, build_args) -> None:
 
 def _emit_items(cg, items: dict) -> None:
     for key, value in items.items():
-        cg.load_const(key)
+        load_key(cg, key)
         value.reconstruct(cg)
     cg.build_map(len(items))
 
@@ -109,7 +110,7 @@ class CounterVariable(DictVariable):
             n = args[0].as_python_constant() if args else None
             ranked = collections.Counter(values).most_common(n)
             return ListVariable(
-                [TupleVariable([ConstantVariable(k), self.items[k]]) for k, _ in ranked]
+                [TupleVariable([tracker_of_key(k), self.items[k]]) for k, _ in ranked]
             )
         if name == "total":
             return ConstantVariable(sum(v.as_python_constant() for v in self.items.values()))
@@ -118,7 +119,7 @@ class CounterVariable(DictVariable):
 
             out = []
             for k, v in self.items.items():
-                out.extend([ConstantVariable(k)] * max(0, v.as_python_constant()))
+                out.extend([tracker_of_key(k)] * max(0, v.as_python_constant()))
             return IteratorVariable(out)
         if name == "copy":
             return CounterVariable(self.items)

@@ -9,6 +9,7 @@ import torch
 
 from ..exc import Unsupported
 from .base import BoundBuiltinMethodVariable, ConstantVariable, VariableTracker, fold
+from .sets import _ById, key_of, load_key, tracker_of_key
 
 
 def _const_index(tx, index: VariableTracker):
@@ -273,7 +274,8 @@ class ListVariable(BaseListVariable):
 
 
 class DictVariable(VariableTracker):
-    """A dict with constant keys (insertion order kept)."""
+    """A dict (insertion order kept) keyed as Python hashes: constants by value, tensors and
+    other objects of default hashing by identity (sets.key_of)."""
 
     mutable = True
 
@@ -286,10 +288,16 @@ class DictVariable(VariableTracker):
         return self.user_cls
 
     def as_proxy(self):
+        self._constant_keys()
         return {k: v.as_proxy() for k, v in self.items.items()}
 
     def as_example(self):
+        self._constant_keys()
         return {k: v.as_example() for k, v in self.items.items()}
+
+    def _constant_keys(self) -> None:
+        if any(isinstance(k, _ById) for k in self.items):
+            raise Unsupported("a dict with object keys as an argument of a graph op")
 
     def has_tensors(self) -> bool:
         return any(v.has_tensors() for v in self.items.values())
@@ -298,7 +306,7 @@ class DictVariable(VariableTracker):
         return bool(self.items)
 
     def unpack(self, tx) -> list[VariableTracker]:
-        return [ConstantVariable(k) for k in self.items]
+        return [tracker_of_key(k) for k in self.items]
 
     def reconstruct(self, cg) -> None:
         if self.source is not None:
@@ -312,16 +320,14 @@ class DictVariable(VariableTracker):
         if self.user_cls is not dict:
             cg.add_push_null(lambda: cg.load_const(self.user_cls))
         for key, value in self.items.items():
-            cg.load_const(key)
+            load_key(cg, key)
             value.reconstruct(cg)
         cg.build_map(len(self.items))
         if self.user_cls is not dict:
             cg.call(1)
 
     def _key(self, vt: VariableTracker):
-        if not vt.is_python_constant():
-            raise Unsupported("dict key is not a constant")
-        return vt.as_python_constant()
+        return key_of(vt)
 
     def getitem(self, tx, key_vt: VariableTracker) -> VariableTracker:
         key = self._key(key_vt)
@@ -396,7 +402,7 @@ class DictVariable(VariableTracker):
                 raise Unsupported("KeyError: popitem(): dictionary is empty")
             tx.output.side_effects.mutated(self)
             key = next(reversed(items))
-            return TupleVariable([ConstantVariable(key), items.pop(key)])
+            return TupleVariable([tracker_of_key(key), items.pop(key)])
         if name == "move_to_end" and issubclass(self.user_cls, collections.OrderedDict):
             key = self._key(args[0])
             last = args[1] if len(args) > 1 else kwargs.get("last", ConstantVariable(True))
@@ -428,10 +434,10 @@ class DictViewVariable(VariableTracker):
     def unpack(self, tx) -> list[VariableTracker]:
         items = self.dict_vt.items
         if self.kind == "keys":
-            return [ConstantVariable(k) for k in items]
+            return [tracker_of_key(k) for k in items]
         if self.kind == "values":
             return list(items.values())
-        return [TupleVariable([ConstantVariable(k), v]) for k, v in items.items()]
+        return [TupleVariable([tracker_of_key(k), v]) for k, v in items.items()]
 
     def has_tensors(self) -> bool:
         return self.kind != "keys" and self.dict_vt.has_tensors()

@@ -136,6 +136,7 @@ def _generic_getattribute(fn) -> bool:
 _MODULE_CALL = torch.nn.Module.__call__
 _OBJECT_GETATTRIBUTE = object.__getattribute__
 _OBJECT_SETATTR = object.__setattr__
+_OBJECT_INIT = object.__init__
 
 
 def _class_lookup(cls: type, name: str):
@@ -491,6 +492,8 @@ class SuperVariable(VariableTracker):
                     return _ObjectMethod(self.obj, "getattr")
                 if attr is _OBJECT_SETATTR and isinstance(self.obj, GetAttrMixin):
                     return _ObjectMethod(self.obj, "setattr")
+                if attr is _OBJECT_INIT and not is_class:
+                    return _ObjectMethod(self.obj, "init")
                 if isinstance(attr, types.FunctionType):
                     return UserMethodVariable(attr, self.obj)
                 if is_dict_slot(attr) and not is_class and dict_base(obj_type) is not None:
@@ -567,14 +570,18 @@ class InstanceDictVariable(VariableTracker):
 
 
 class _ObjectMethod(VariableTracker):
-    """`super().__getattribute__` / `super().__setattr__` reaching object's: the generic
-    lookup, or an attribute store recorded as a side effect."""
+    """`super().__getattribute__` / `super().__setattr__` / `super().__init__` reaching
+    object's: the generic lookup, an attribute store recorded as a side effect, or nothing."""
 
     def __init__(self, obj: GetAttrMixin, kind: str):
         self.obj = obj
         self.kind = kind
 
     def call_function(self, tx, args, kwargs) -> VariableTracker:
+        if self.kind == "init":
+            if args or kwargs:  # eagerly a TypeError where the class overrides __init__
+                raise Unsupported("object.__init__ called with arguments")
+            return ConstantVariable(None)
         if kwargs or not args or not args[0].is_python_constant():
             raise Unsupported(f"object.__{self.kind}__ with unusual arguments")
         name = args[0].as_python_constant()

@@ -1,6 +1,6 @@
 """Sets and frozensets of trackers (BUILD_SET, SET_ADD, SET_UPDATE, set(), the set methods).
 
-Members are keyed as Python would hash them: a constant by its value, anything else
+Members (and dict keys, containers.py) are keyed as Python would hash them: a constant by its value, anything else
 (tensors, user objects, functions) by identity, which is how their default __hash__/__eq__
 behave.  A real set of the keys is kept and mutated in program order, so iterating a set
 of constants yields eager's order.  Objects whose class defines __hash__/__eq__ in Python
@@ -63,6 +63,19 @@ def key_of(vt: VariableTracker):
     if getattr(vt, "mutable", False) and not _hashable_mutable(vt):
         raise Unsupported(f"TypeError: unhashable type: {vt}")
     return _ById(vt)
+
+
+def tracker_of_key(key) -> VariableTracker:
+    """The tracker a set member's or dict key's key stands for."""
+    return key.vt if isinstance(key, _ById) else ConstantVariable(key)
+
+
+def load_key(cg, key) -> None:
+    """Push a dict key in rebuilt code: a constant, or the object itself (a tensor key)."""
+    if isinstance(key, _ById):
+        key.vt.reconstruct(cg)
+    else:
+        cg.load_const(key)
 
 
 def _type_of(vt):

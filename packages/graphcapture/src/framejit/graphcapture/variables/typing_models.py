@@ -1,0 +1,32 @@
+"""typing's special forms (List, Optional, Dict, Union, ...): subscripts folded.
+
+`typing.List[Variable]` in an annotation runs `_SpecialGenericAlias.__getitem__`, whose
+`_tp_cache` closure cannot be guarded.  Subscripting a form is pure (the result depends on
+the form, identity-guarded where it was read, and the arguments, constants or classes
+folded by identity), so the real subscript runs at trace time and its result is carried
+as a constant.
+"""
+
+from __future__ import annotations
+
+import operator
+from typing import Any
+
+from .base import ConcreteValueVariable, VariableTracker, fold
+
+
+def is_typing_form(value: Any) -> bool:
+    return type(value).__module__ == "typing" and not isinstance(value, type)
+
+
+class TypingFormVariable(ConcreteValueVariable):
+    """A typing special form or an alias made from one (`List[int]`)."""
+
+    def getitem(self, tx, index: VariableTracker) -> VariableTracker:
+        return TypingFormVariable(fold(operator.getitem, self.value, index.as_python_constant()))
+
+    def reconstruct(self, cg) -> None:
+        if self.source is not None:
+            cg.load_source(self.source)
+        else:
+            cg.load_const(self.value)
