@@ -224,11 +224,14 @@ def test_recompile_failures_list_every_failing_guard_of_every_entry():
     assert third.recompile_reasons == [per[0] for per in third.recompile_failures]
 
 
-def test_cache_limit_names_the_guard_that_kept_failing_and_what_to_do(monkeypatch):
+def test_cache_limit_names_the_guard_that_kept_failing_and_what_to_do(monkeypatch, caplog):
     monkeypatch.setattr(fj.config, "cache_size_limit", 2)
     compiled, _, _, unsubscribe = _compiled(scaled, dynamic=False)
     try:
-        with warnings.catch_warnings(record=True) as caught:
+        with (
+            caplog.at_level("WARNING", "framejit.recompiles"),
+            warnings.catch_warnings(record=True) as caught,
+        ):
             warnings.simplefilter("always")
             for n in range(1, 5):
                 compiled(torch.randn(n))
@@ -237,6 +240,10 @@ def test_cache_limit_names_the_guard_that_kept_failing_and_what_to_do(monkeypatc
     (message,) = [str(w.message) for w in caught if "cache size limit" in str(w.message)]
     assert "keeps failing: tensor 'L['x']' size mismatch at index 0" in message
     assert "fj.mark_dynamic" in message and "cache_size_limit" in message
+    # the same, as fields, on the log record (what inspect's report reads)
+    (hit,) = [r.cache_limit for r in caplog.records if hasattr(r, "cache_limit")]
+    assert (hit.function_name, hit.limit, hit.message) == ("scaled", 2, message)
+    assert hit.guard.startswith("tensor 'L['x']' size mismatch at index 0")
 
 
 def test_recompile_advice_table():

@@ -112,27 +112,34 @@ def test_suggested_fix_table(reason, words):
 
 
 def test_cache_limit_events_from_the_recompiles_log(tmp_path):
-    """The warning graphcapture logs at the cache limit (test_with_graphcapture makes a real
+    """The record graphcapture logs at the cache limit (test_with_graphcapture makes a real
     one) becomes a row with the guard's user line and the fix, and a frame note."""
     import logging
+    from types import SimpleNamespace
 
     from framejit.inspect.cache_limits import collect
 
     records = make_records()
     frame = records[1]
     here = f"{__file__}:{test_cache_limit_events_from_the_recompiles_log.__code__.co_firstlineno}"
-    message = (
-        f"framejit: {frame.function_name} ({frame.filename}:{frame.firstlineno}) hit the cache "
-        "size limit (8); it runs eagerly from now on. The guard that keeps failing: tensor "
-        f"'L['a']' size mismatch at index 0. expected 3, actual 4  # {here} in f. What to do: "
-        "mark the changing dimension dynamic (fj.mark_dynamic(tensor, dim)); or raise "
-        "framejit.graphcapture.config.cache_size_limit."
+    # the fields of graphcapture.recompiles.CacheLimitHit, as its log record carries them
+    hit = SimpleNamespace(
+        function_name=frame.function_name,
+        filename=frame.filename,
+        lineno=frame.firstlineno,
+        limit=8,
+        guard=f"tensor 'L['a']' size mismatch at index 0. expected 3, actual 4  # {here} in f",
+        fix="mark the changing dimension dynamic (fj.mark_dynamic(tensor, dim)); or raise "
+        "framejit.graphcapture.config.cache_size_limit",
     )
+    message = f"framejit: {hit.function_name} hit the cache size limit (8); ..."
+    log = logging.getLogger("framejit.recompiles")
     with collect() as events:
-        logging.getLogger("framejit.recompiles").warning("%s", message)
-        logging.getLogger("framejit.recompiles").warning("an unrelated warning")
+        log.warning("%s", message, extra={"cache_limit": hit})
+        log.warning("an unrelated warning")
+        log.warning("framejit: g hit the cache size limit (8); text alone is not an event")
     (event,) = events
-    assert (event.function_name, event.limit) == (frame.function_name, 8)
+    assert (event.function_name, event.limit, event.message) == (frame.function_name, 8, message)
     data = write_report(records, tmp_path / "r.html", cache_limits=events)
     (view,) = data.cache_limits
     assert view.guard.origin == f"{here} in f"

@@ -16,7 +16,7 @@ from .config import config
 from .convert_frame import convert_frame, publish_eager_frame
 from .exc import BackendCompilerFailed, ConstraintViolationError, GraphBreakInFullgraph
 from .logs import logger
-from .recompiles import cache_limit_message, entry_failures, format_recompile
+from .recompiles import cache_limit_hit, entry_failures, format_recompile
 
 log = logger("dynamo")
 
@@ -95,11 +95,9 @@ class FrameCallback:
         if code in self._warned_limit:
             return
         self._warned_limit[code] = True
-        message = cache_limit_message(
-            code, config.cache_size_limit, entry_failures(entries, f_locals)
-        )
-        logger("recompiles").warning("%s", message)
-        warnings.warn(message, RuntimeWarning, stacklevel=2)
+        hit = cache_limit_hit(code, config.cache_size_limit, entry_failures(entries, f_locals))
+        logger("recompiles").warning("%s", hit.message, extra={"cache_limit": hit})
+        warnings.warn(hit.message, RuntimeWarning, stacklevel=2)
 
 
 def _discard_when_invalidated(code: types.CodeType, check_fn) -> None:

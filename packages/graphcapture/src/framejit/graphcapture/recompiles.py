@@ -10,6 +10,7 @@ import re
 import types
 from collections import Counter
 from collections.abc import Sequence
+from dataclasses import dataclass
 
 # What to do about the guard that keeps failing, by the kind of failure (first match wins).
 ADVICE: tuple[tuple[str, str], ...] = (
@@ -96,11 +97,32 @@ def format_recompile(code: types.CodeType, failures: Sequence[Sequence[str]]) ->
     return "\n".join(lines)
 
 
-def cache_limit_message(code: types.CodeType, limit: int, failures: Sequence[Sequence[str]]) -> str:
+@dataclass(frozen=True)
+class CacheLimitHit:
+    """A function hit the cache size limit and runs eagerly from now on: logged once on
+    ``framejit.recompiles`` with this record as the log record's ``cache_limit`` attribute."""
+
+    function_name: str
+    filename: str
+    lineno: int
+    limit: int
+    guard: str  # the guard that kept failing, with its origin ("unknown" when none did)
+    fix: str  # what to do about it, or a larger limit
+
+    @property
+    def message(self) -> str:
+        return (
+            f"framejit: {self.function_name} ({self.filename}:{self.lineno}) hit the cache size "
+            f"limit ({self.limit}); it runs eagerly from now on. The guard that keeps failing: "
+            f"{self.guard}. What to do: {self.fix}."
+        )
+
+
+def cache_limit_hit(
+    code: types.CodeType, limit: int, failures: Sequence[Sequence[str]]
+) -> CacheLimitHit:
     reason = kept_failing(failures)
-    return (
-        f"framejit: {code.co_name} ({code.co_filename}:{code.co_firstlineno}) hit the cache size "
-        f"limit ({limit}); it runs eagerly from now on. The guard that keeps failing: "
-        f"{reason or 'unknown'}. What to do: {advice_for(reason)}; or raise "
-        "framejit.graphcapture.config.cache_size_limit."
+    fix = f"{advice_for(reason)}; or raise framejit.graphcapture.config.cache_size_limit"
+    return CacheLimitHit(
+        code.co_name, code.co_filename, code.co_firstlineno, limit, reason or "unknown", fix
     )

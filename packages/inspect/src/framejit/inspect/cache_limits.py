@@ -1,29 +1,22 @@
 """Cache-limit events: a function that recompiled until it hit the cache size limit.
 
 graphcapture does not publish a CompileRecord when a function reaches the limit (from then
-on it runs eagerly); it logs one warning on ``framejit.recompiles`` naming the function,
-the guard that kept failing (with the user line that made it) and what to do.  ``collect``
-listens for those warnings while a report is recorded and ``parse`` turns each into a
-``CacheLimitEvent`` the report shows beside the recompiles.
+on it runs eagerly); it logs one warning on ``framejit.recompiles`` whose log record carries
+the facts as fields (``record.cache_limit``: the function, the guard that kept failing with
+the user line that made it, what to do).  ``collect`` listens for those records while a
+report is recorded and keeps each as a ``CacheLimitEvent`` the report shows beside the
+recompiles; inspect never imports graphcapture for it.
 """
 
 from __future__ import annotations
 
 import contextlib
 import logging
-import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 
 LOGGER = "framejit.recompiles"
-
-# graphcapture.recompiles.cache_limit_message, field by field
-_MESSAGE = re.compile(
-    r"^framejit: (?P<fn>\S+) \((?P<file>.*):(?P<line>\d+)\) hit the cache size limit "
-    r"\((?P<limit>\d+)\); it runs eagerly from now on\. The guard that keeps failing: "
-    r"(?P<guard>.*)\. What to do: (?P<fix>.*?)\.?$",
-    re.DOTALL,
-)
+FIELD = "cache_limit"  # the log record's attribute holding graphcapture's CacheLimitHit
 
 
 @dataclass
@@ -37,18 +30,19 @@ class CacheLimitEvent:
     message: str  # the whole warning, for anything the fields above do not say
 
 
-def parse(message: str) -> CacheLimitEvent | None:
-    found = _MESSAGE.match(message.strip())
-    if found is None:
+def from_log_record(record: logging.LogRecord) -> CacheLimitEvent | None:
+    """The event a ``framejit.recompiles`` log record carries; None for other records."""
+    hit = getattr(record, FIELD, None)
+    if hit is None:
         return None
     return CacheLimitEvent(
-        found["fn"],
-        found["file"],
-        int(found["line"]),
-        int(found["limit"]),
-        found["guard"],
-        found["fix"],
-        message.strip(),
+        hit.function_name,
+        hit.filename,
+        int(hit.lineno),
+        int(hit.limit),
+        hit.guard,
+        hit.fix,
+        record.getMessage(),
     )
 
 
@@ -59,7 +53,7 @@ class _Collector(logging.Handler):
 
     def emit(self, record: logging.LogRecord) -> None:
         try:
-            event = parse(record.getMessage())
+            event = from_log_record(record)
         except Exception:  # a log handler must never break the program it watches
             return
         if event is not None:
