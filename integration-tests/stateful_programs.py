@@ -118,7 +118,7 @@ def getattr_default_buffer(i, rng):
         mutations=[
             f"m.register_buffer('extra{i}', {_vec(rng)})",
             f"if 'extra{i}' in m._buffers:\n    del m.extra{i}",
-            f"m.__dict__['extra{i}'] = {_f(rng)}",
+            f"m.extra{i} = {_f(rng)}",
             f"m.extra{i} = nn.Parameter({_vec(rng)})",
         ],
     )

@@ -387,3 +387,23 @@ def test_call_replaced_on_the_class(entry):
     same(fn, compiled, x)
     Local.__call__ = nn.Module.__call__
     same(fn, compiled, x)
+
+
+def test_method_found_by_super_rebound_on_the_base():
+    """`super().helper(x)` after `Base.helper = other`: the attribute super() found in the
+    MRO is guarded (it ran the old helper)."""
+
+    class Base(nn.Module):
+        def helper(self, x):
+            return x * 0.5
+
+    class Child(Base):
+        def forward(self, x):
+            return super().helper(x) + 1
+
+    mod = Child()
+    fn, compiled = call_through(mod), fj.compile(call_through(mod))
+    x = torch.randn(3)
+    same(fn, compiled, x)
+    Base.helper = lambda self, x: x * 3
+    same(fn, compiled, x)

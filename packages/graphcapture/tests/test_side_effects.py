@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import pytest
 import torch
 
 from framejit import graphcapture as fj
@@ -146,3 +147,33 @@ def test_in_place_on_aliased_inputs():
     torch.testing.assert_close(
         compiled(t3, t3), aliasing_inputs(torch.zeros(3), torch.zeros(3)) + 1
     )
+
+
+SEEN: list = []
+
+
+@pytest.mark.parametrize(
+    "op",
+    [
+        lambda x, w: torch.nn.functional.linear(x, w),
+        lambda x, w: x @ w,
+        lambda x, w: x.mm(w),
+        lambda x, w: torch.nn.functional.layer_norm(x, (4,), w[0]),
+    ],
+)
+def test_side_effect_before_an_op_eager_raises_on(op):
+    """A float64 input to float32 weights: fake propagation lets mm/linear/layer_norm
+    through, eager raises.  Traced, the graph raised before the list append was replayed
+    (found by integration-tests/stateful_programs.py); the op now breaks the graph."""
+
+    def f(x, w):
+        SEEN.append(x.shape[0])
+        return op(x + 1, w)
+
+    x, w = torch.randn(2, 4, dtype=torch.float64), torch.randn(4, 4)
+    for fn in (f, fj.compile(f)):
+        SEEN.clear()
+        with pytest.raises(RuntimeError):
+            fn(x, w)
+        assert SEEN == [2]
+    torch.testing.assert_close(fj.compile(f)(x.float(), w), f(x.float(), w))

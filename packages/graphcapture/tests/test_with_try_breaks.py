@@ -213,3 +213,34 @@ def test_break_inside_with_or_try_matches_eager(fn):
     if fn not in HANDLER_PATH:  # the code after the break is captured too
         resumed = [r for r in records if r.function_name.startswith("__resume_at_") and r.graphs]
         assert resumed, [(r.function_name, r.skipped_reason) for r in records]
+
+
+class _HelperBase(torch.nn.Module):
+    def helper(self, x):
+        return x * 0.5
+
+
+class _SuperAfterTry(_HelperBase):
+    """super() after (and in the handler of) a break inside a try block."""
+
+    def forward(self, x, fail):
+        try:
+            print("in try", end="")  # the graph break, in the protected range
+            if fail:
+                raise KeyError("k")
+            x = x + 1
+        except KeyError:
+            x = super().helper(x) - 1
+        finally:
+            x = x * 2
+        return super().helper(x)
+
+
+@pytest.mark.parametrize("fail", [False, True])
+def test_zero_argument_super_after_a_break_in_try(fail, capsys):
+    """The resume function of a protected break took a dummy first argument, and
+    zero-argument super() reads the first slot: AttributeError 'super' object has no
+    attribute (found by integration-tests/stateful_programs.py)."""
+    mod = _SuperAfterTry()
+    x = torch.randn(3)
+    torch.testing.assert_close(fj.compile(mod)(x, fail), mod(x, fail))

@@ -513,10 +513,12 @@ def _non_null(values: list) -> list:
     return [v for v in values if not isinstance(v, NullVariable)]
 
 
-def _load_resume(cg: PyCodegen, tx, fn: ResumeFunction | None, method_style=False) -> None:
+def _load_resume(cg: PyCodegen, tx, fn: ResumeFunction | None, method_style=False, live=()) -> None:
     """Load the resume function for a call: [NULL, fn] in this version's order, or, with
     `method_style`, [fn, None] (it then takes a leading dummy argument): no NULL on the
-    stack, so a handler of the rewritten code can pop it."""
+    stack, so a handler of the rewritten code can pop it.  A resume function that takes
+    the frame's first local first (zero-argument super()) gets it in that self slot: a
+    dummy there would be the first local super() reads."""
 
     def load() -> None:
         if fn is None:
@@ -531,17 +533,22 @@ def _load_resume(cg: PyCodegen, tx, fn: ResumeFunction | None, method_style=Fals
 
     if method_style:
         load()
-        cg.load_const(None)
+        first = [vt for name, vt in live if fn is not None and name == fn.first_local]
+        if first:
+            _reconstruct_local(cg, fn.first_local, first[0])
+        else:
+            cg.load_const(None)
     else:
         cg.add_push_null(load)
 
 
-def _load_first_local(cg, fn: ResumeFunction | None, live: list) -> list:
-    """Push the resume function's leading argument (see ResumeFunction.first_local) and
-    return the live locals still to pass after the stack values."""
+def _load_first_local(cg, fn: ResumeFunction | None, live: list, pushed=False) -> list:
+    """Push the resume function's leading argument (see ResumeFunction.first_local; not
+    when `_load_resume` `pushed` it as the method-style self) and return the live locals
+    still to pass after the stack values."""
     if fn is None or fn.first_local is None:
         return live
-    for name, vt in live:
+    for name, vt in live if not pushed else ():
         if name == fn.first_local:
             _reconstruct_local(cg, name, vt)
     return [(name, vt) for name, vt in live if name != fn.first_local]
@@ -574,8 +581,8 @@ def _emit_break(cg, tx, inst, deep, top, produced, live_by_target, resumes, prot
             cg, tx, inst.index + 1, deep, produced, live, resumes, leading_dummy=bool(protected)
         )
         before = _stack_size(cg)
-        _load_resume(cg, tx, fn, method_style=bool(protected))
-        live = _load_first_local(cg, fn, live)
+        _load_resume(cg, tx, fn, method_style=bool(protected), live=live)
+        live = _load_first_local(cg, fn, live, pushed=bool(protected))
         extras = _stack_size(cg) - before
         for vt in deep:
             _reconstruct_stack_arg(cg, vt)
@@ -601,7 +608,8 @@ def _emit_break(cg, tx, inst, deep, top, produced, live_by_target, resumes, prot
         for name, vt in live:
             _reconstruct_local(cg, name, vt)
         nargs = sum(1 for v in deep if not isinstance(v, NullVariable)) + produced + len(live)
-        nargs += fn is not None and fn.first_local is not None  # passed before the stack values
+        # passed before the stack values (method-style: in the pair's self slot, uncounted)
+        nargs += fn is not None and fn.first_local is not None and not protected
         cg.call(nargs)
         cg.emit("RETURN_VALUE")
     if protected is not None:

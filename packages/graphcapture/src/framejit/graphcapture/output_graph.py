@@ -18,6 +18,7 @@ from torch.utils._pytree import tree_map
 
 from framejit.guards import Guard, GuardKind
 
+from . import fake_checks
 from .dim_policy import DimPolicy
 from .dynamic_shapes import ShapeTracker
 from .exc import Unsupported
@@ -154,6 +155,9 @@ class OutputGraph:
 
     # ------------------------------------------------------------------ ops
     def run_fake(self, kind: str, target: Any, args: tuple, kwargs: dict) -> Any:
+        refused = fake_checks.check(kind, target, args, kwargs)
+        if refused is not None:
+            raise Unsupported(refused)
         try:
             with self.fake_mode:
                 if kind == "call_method":

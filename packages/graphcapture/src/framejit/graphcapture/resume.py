@@ -101,7 +101,8 @@ def make_resume_function(
     decoded = fbc.decode(code)
     body = fbc.body(decoded)
     prologue: list = []
-    arg_names: list[str] = ["___self"] if leading_dummy else []
+    # method-style call: the pair's self slot is the first local when super() needs it
+    arg_names: list[str] = ["___self"] if leading_dummy and first_local is None else []
     if first_local is not None:
         arg_names.append(first_local)
     fixed = len(arg_names)

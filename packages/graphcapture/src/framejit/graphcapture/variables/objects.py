@@ -476,9 +476,11 @@ class SuperVariable(VariableTracker):
         mro = obj_type.__mro__
         if self.cls not in mro:
             raise Unsupported("TypeError: super(type, obj): obj is not an instance of type")
-        for klass in mro[mro.index(self.cls) + 1 :]:
+        start = mro.index(self.cls) + 1
+        for at, klass in enumerate(mro[start:], start):
             if name in klass.__dict__:
                 attr = klass.__dict__[name]
+                self._guard_found(tx, is_class, at, name, attr)
                 if isinstance(attr, classmethod):
                     owner = self.obj if is_class else UserDefinedClassVariable(obj_type)
                     return UserMethodVariable(attr.__func__, owner)
@@ -500,6 +502,18 @@ class SuperVariable(VariableTracker):
                     return DictSlotMethod(self.obj, name)
                 raise Unsupported(f"super().{name} is not a plain method")
         raise Unsupported(f"AttributeError: super() has no {name!r}")
+
+    def _guard_found(self, tx, is_class: bool, at: int, name: str, attr) -> None:
+        """`type(obj).__mro__[at].__dict__[name] is attr`: the class attribute super()
+        found, which the program may rebind between calls (`Base.helper = other`)."""
+        if self.obj.source is None:
+            return
+        from framejit.guards import GuardKind, TypeSource
+
+        owner = self.obj.source if is_class else TypeSource(self.obj.source)
+        klass = ItemSource(AttrSource(owner, "__mro__"), at)
+        source = ItemSource(AttrSource(klass, "__dict__"), name)
+        tx.output.add_guard(source, GuardKind.ID_MATCH, attr, origin=tx.origin())
 
 
 class _ModuleCall(VariableTracker):
