@@ -407,3 +407,34 @@ def test_method_found_by_super_rebound_on_the_base():
     same(fn, compiled, x)
     Base.helper = lambda self, x: x * 3
     same(fn, compiled, x)
+
+
+def test_subclasses_folded_and_guarded():
+    """`C.__subclasses__()` (torch's test_builtin_subclasses_*): the live subclasses are
+    identity-guarded with their count, so defining another one recompiles."""
+
+    class Base:
+        pass
+
+    class First(Base):
+        pass
+
+    def fn(x):
+        subs = Base.__subclasses__()
+        return x + len(subs), subs
+
+    counter = fj.testing.CompileCounter()
+    compiled = fj.compile(fn, backend=counter, fullgraph=True)
+    x = torch.randn(3)
+    out, subs = compiled(x)
+    torch.testing.assert_close(out, x + 1)
+    assert subs == [First]
+
+    class Second(Base):
+        pass
+
+    out, subs = compiled(x)
+    torch.testing.assert_close(out, x + 2)
+    assert subs == [First, Second] and counter.frame_count == 2
+    compiled(x)
+    assert counter.frame_count == 2

@@ -265,3 +265,41 @@ def test_module_with_hooks_still_matches_eager():
     x = torch.randn(2, 3)
     torch.testing.assert_close(compiled(x), x + module(x))
     assert len(seen) == 2
+
+
+class _PrecedenceBase(nn.Module):
+    def linear(self, x):
+        return x * 2.0
+
+
+class _AttributePrecedence(_PrecedenceBase):
+    """torch's test_module_attribute_precedence: a class attribute (the base's `linear`, the
+    class's `activation`) wins over a submodule of that name; an instance attribute (a
+    tensor, a float) wins over a method."""
+
+    def __init__(self):
+        super().__init__()
+        self.activation = nn.ReLU()
+        self.linear = nn.Linear(4, 4)
+        self.initializer = torch.ones([4, 4])
+        self.scale = 0.5
+
+    def activation(self, x):
+        return x * 1.2
+
+    def initializer(self):
+        return torch.zeros([4, 4])
+
+    def scale(self):
+        return 2.0
+
+    def forward(self, x):
+        return self.activation(self.linear(self.initializer + x)) * self.scale
+
+
+def test_class_attribute_shadows_a_submodule():
+    mod = _AttributePrecedence()
+    x = torch.randn(4, 4)
+    counter = fj.testing.CompileCounter()
+    torch.testing.assert_close(fj.compile(mod, backend=counter, fullgraph=True)(x), mod(x))
+    assert counter.frame_count == 1

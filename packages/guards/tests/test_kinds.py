@@ -252,3 +252,28 @@ def test_equals_match_numpy_numbers():
     passes(g(GuardKind.EQUALS_MATCH, np.float64("nan")), {"x": np.float64("nan")})
     with pytest.raises(TypeError):  # a numpy bool is no number here (torch promotes it apart)
         Guard(X, GuardKind.EQUALS_MATCH, np.bool_(True))
+
+
+def test_subclasses_source_length_and_identity():
+    """SubclassesSource: a class's live subclasses, their count and each one's identity."""
+    from framejit.guards import SubclassesSource
+
+    class Base:
+        pass
+
+    class A(Base):
+        pass
+
+    subs = SubclassesSource(X)
+    assert subs.name() == "___type_subclasses(L['x'])"
+    guards = [
+        Guard(subs, GuardKind.LENGTH_CHECK, [A]),
+        Guard(ItemSource(subs, 0), GuardKind.ID_MATCH, A),
+    ]
+    passes(guards, {"x": Base})
+
+    class B(Base):
+        pass
+
+    fails(guards, {"x": Base})
+    fails(guards, {"x": B})

@@ -12,6 +12,7 @@ from framejit.guards import (
     ItemSource,
     LocalSource,
     ShapeSource,
+    SubclassesSource,
 )
 
 if TYPE_CHECKING:
@@ -23,6 +24,7 @@ __all__ = [
     "GlobalSource",
     "ItemSource",
     "LocalSource",
+    "SubclassesSource",
     "emit_load",
     "param_source",
     "source_name",
@@ -76,6 +78,10 @@ def emit_load(cg: PyCodegen, source: Any) -> None:
         emit_load(cg, source.base)
         cg.load_const(source.key)
         cg.call(2)
+    elif isinstance(source, SubclassesSource):  # type.__subclasses__(base)
+        cg.add_push_null(lambda: cg.load_const(type.__subclasses__))
+        emit_load(cg, source.base)
+        cg.call(1)
     elif isinstance(source, ShapeSource):  # a size symbol's value: x.shape[d] (== x.size()[d])
         emit_load(cg, source.base)
         cg.load_attr("shape")

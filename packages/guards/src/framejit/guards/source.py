@@ -231,6 +231,23 @@ class DictItemSource(Source):
 
 
 @dataclass(frozen=True)
+class SubclassesSource(Source):
+    """``type.__subclasses__(base)``: a class's live direct subclasses, in creation order."""
+
+    base: Source
+    helpers: ClassVar[tuple[str, ...]] = ("___type_subclasses",)
+
+    def base_source(self) -> Source:
+        return self.base
+
+    def name(self) -> str:
+        return f"___type_subclasses({self.base.name()})"
+
+    def get(self, L, G):
+        return type.__subclasses__(self.base.get(L, G))
+
+
+@dataclass(frozen=True)
 class TypeSource(Source):
     """``type(base)``."""
 
@@ -459,4 +476,5 @@ SOURCE_HELPERS: dict[str, Any] = {
     "___environ_get": os.environ.get,
     "___tuple_iterator_len": tuple_iterator_len,
     "___dict_getitem": dict.__getitem__,
+    "___type_subclasses": type.__subclasses__,
 }

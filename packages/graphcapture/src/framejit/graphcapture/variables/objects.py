@@ -9,7 +9,7 @@ from typing import Any
 import torch
 
 from ..exc import Unsupported
-from ..sources import AttrSource, ItemSource
+from ..sources import AttrSource, ItemSource, SubclassesSource
 from . import torch_calls
 from .base import ConcreteValueVariable, ConstantVariable, VariableTracker, is_constant_value
 from .containers import IteratorVariable, TupleVariable
@@ -170,6 +170,10 @@ class NNModuleVariable(GetAttrMixin, ConcreteValueVariable):
         if pending is not None:
             return pending
         module = self.value
+        if _class_lookup(type(module), name) is not _MISSING:
+            # a class attribute (a base's method `linear`) wins over a submodule, parameter or
+            # buffer of that name: nn.Module.__getattr__ only runs when the lookup fails
+            return self._lookup(tx, name)
         params = module.__dict__.get("_parameters", {})
         buffers = module.__dict__.get("_buffers", {})
         submodules = module.__dict__.get("_modules", {})
@@ -445,6 +449,8 @@ class UserDefinedClassVariable(ConcreteValueVariable):
         if name in _TYPE_CONSTANTS:
             return ConstantVariable(getattr(self.value, name))  # fixed by the class's identity
         attr = _class_lookup(self.value, name)
+        if attr is _MISSING and _class_lookup(type(self.value), name) is _TYPE_SUBCLASSES:
+            return _SubclassesMethod(self)
         if attr is _MISSING:
             raise Unsupported(f"AttributeError: class {self.value.__name__} has no {name!r}")
         if isinstance(attr, (staticmethod, classmethod)):
@@ -458,6 +464,34 @@ class UserDefinedClassVariable(ConcreteValueVariable):
         from .user_classes import construct
 
         return construct(tx, self, args, kwargs)
+
+
+_TYPE_SUBCLASSES = type.__dict__["__subclasses__"]
+
+
+class _SubclassesMethod(VariableTracker):
+    """`C.__subclasses__()`: the live subclasses, each identity-guarded, and their count
+    (defining another subclass of C recompiles)."""
+
+    def __init__(self, cls: UserDefinedClassVariable):
+        self.cls = cls
+
+    def call_function(self, tx, args, kwargs) -> VariableTracker:
+        from framejit.guards import GuardKind
+
+        from .builder import wrap
+        from .containers import ListVariable
+
+        if args or kwargs:
+            raise Unsupported("TypeError: __subclasses__() takes no arguments")
+        if self.cls.source is None:
+            raise Unsupported(
+                f"{self.cls.value.__name__}.__subclasses__() of a class without a source"
+            )
+        source = SubclassesSource(self.cls.source)
+        subclasses = type.__subclasses__(self.cls.value)
+        tx.output.add_guard(source, GuardKind.LENGTH_CHECK, subclasses, origin=tx.origin())
+        return ListVariable([wrap(tx, c, ItemSource(source, i)) for i, c in enumerate(subclasses)])
 
 
 class SuperVariable(VariableTracker):
