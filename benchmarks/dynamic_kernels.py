@@ -13,19 +13,17 @@ price of not knowing the size; target <= 1.1x on large sizes) and symbolic / ind
 from __future__ import annotations
 
 import importlib
-import os
 import sys
-import tempfile
-import time
 
-_CACHE_ROOT = tempfile.mkdtemp(prefix="fj-bench-")
-os.environ["FRAMEJIT_CACHE_DIR"] = os.path.join(_CACHE_ROOT, "framejit")
-os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(_CACHE_ROOT, "inductor")
+from tools.caches import fresh_caches
+
+_CACHE_ROOT = fresh_caches()
 
 import torch  # noqa: E402
 import torch.fx  # noqa: E402
-from inductor_cpu import CASES, layer_norm  # noqa: E402
+from inductor_cpu import CASES, make_inputs  # noqa: E402
 from tools.results import record  # noqa: E402
+from tools.timing import time_per_call  # noqa: E402
 
 from framejit.inductor_lite import compile_fx, cpp_builder  # noqa: E402
 
@@ -33,34 +31,6 @@ lite_stats = importlib.import_module("framejit.inductor_lite.compile_fx").stats
 
 SIZES = [(4096, 256), (4099, 1021), (16384, 1024)]  # a power of two, primes, large
 CAPTURE_SIZE = (37, 19)
-
-
-def make_inputs(fn, size):
-    x = torch.randn(size)
-    if fn is layer_norm:
-        return [x, torch.randn(size[-1]), torch.randn(size[-1])]
-    return [x]
-
-
-def time_per_call(impls, args, budget_s: float, rounds: int = 15) -> list[float]:
-    """Best time per call of each callable over many short interleaved rounds: on a shared
-    machine the minimum is the run the other load left alone."""
-    iterations = []
-    for fn in impls:
-        fn(*args)
-        start = time.perf_counter()
-        fn(*args)
-        once = max(time.perf_counter() - start, 1e-6)
-        iterations.append(max(1, int(budget_s / rounds / once)))
-    best = [float("inf")] * len(impls)
-    for _ in range(rounds):
-        for position, fn in enumerate(impls):
-            start = time.perf_counter()
-            for _ in range(iterations[position]):
-                fn(*args)
-            elapsed = (time.perf_counter() - start) / iterations[position]
-            best[position] = min(best[position], elapsed)
-    return best
 
 
 class SymbolicGraph:
@@ -138,7 +108,7 @@ def main() -> None:
                 return symbolic(*graph_args)
 
             static_t, symbolic_t, inductor_t = time_per_call(
-                [static, run_symbolic, inductor], args, budget
+                [static, run_symbolic, inductor], args, budget, rounds=15
             )
             ratio = symbolic_t / static_t
             if size[0] * size[1] >= 4096 * 1024:

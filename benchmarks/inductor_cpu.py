@@ -10,18 +10,17 @@ inputs read once, outputs written once) and cold compile times.
 
 from __future__ import annotations
 
-import os
 import sys
-import tempfile
 import time
 
-_CACHE_ROOT = tempfile.mkdtemp(prefix="fj-bench-")
-os.environ["FRAMEJIT_CACHE_DIR"] = os.path.join(_CACHE_ROOT, "framejit")
-os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(_CACHE_ROOT, "inductor")
+from tools.caches import fresh_caches
+
+_CACHE_ROOT = fresh_caches()
 
 import torch  # noqa: E402
 import torch.fx  # noqa: E402
 from tools.results import record  # noqa: E402
+from tools.timing import time_per_call, traffic_bytes  # noqa: E402
 
 from framejit.inductor_lite import compile_fx  # noqa: E402
 
@@ -60,33 +59,6 @@ def make_inputs(fn, size):
     return [x]
 
 
-def time_per_call(impls, args, budget_s: float) -> list[float]:
-    """Best time per call of each callable; rounds interleave them so load spikes on a
-    shared machine hit every implementation alike."""
-    iterations = []
-    for fn in impls:
-        for _ in range(2):
-            fn(*args)
-        start = time.perf_counter()
-        fn(*args)
-        once = max(time.perf_counter() - start, 1e-6)
-        iterations.append(max(1, int(budget_s / 5 / once)))
-    best = [float("inf")] * len(impls)
-    for _ in range(5):
-        for position, fn in enumerate(impls):
-            start = time.perf_counter()
-            for _ in range(iterations[position]):
-                fn(*args)
-            elapsed = (time.perf_counter() - start) / iterations[position]
-            best[position] = min(best[position], elapsed)
-    return best
-
-
-def traffic_bytes(args, out) -> int:
-    outs = out if isinstance(out, (tuple, list)) else [out]
-    return sum(t.numel() * t.element_size() for t in [*args, *outs])
-
-
 def main() -> None:
     quick = "--quick" in sys.argv
     budget = 0.15 if quick else 0.6
@@ -118,7 +90,9 @@ def main() -> None:
             torch.testing.assert_close(got, expected, **tol)
             torch.testing.assert_close(ref, expected, **tol)
 
-            eager_t, inductor_t, lite_t = time_per_call([fn, inductor, lite], args, budget)
+            eager_t, inductor_t, lite_t = time_per_call(
+                [fn, inductor, lite], args, budget, rounds=5, warmup=2
+            )
             gbs = traffic_bytes(args, got) / lite_t / 1e9
             print(
                 f"{fn.__name__:<16}{tuple(size)!s:>14}{eager_t * 1e3:>10.3f}{inductor_t * 1e3:>10.3f}"

@@ -26,6 +26,7 @@ import sys
 import tempfile
 import time
 
+from tools.caches import cache_env
 from tools.results import record
 
 
@@ -141,11 +142,7 @@ SCENARIOS = {"dropped": dropped_models, "hits": hit_path, "first": first_compile
 
 def _child(scenario: str, which: str, n: int) -> dict:
     with tempfile.TemporaryDirectory(prefix="fj-lifetime-") as cache:
-        env = dict(
-            os.environ,
-            FRAMEJIT_CACHE_DIR=os.path.join(cache, "framejit"),
-            TORCHINDUCTOR_CACHE_DIR=os.path.join(cache, "inductor"),
-        )
+        env = dict(os.environ, **cache_env(cache))
         out = subprocess.run(
             [sys.executable, __file__, "--child", scenario, which, str(n)],
             env=env, capture_output=True, text=True, check=True, cwd=os.path.dirname(__file__),

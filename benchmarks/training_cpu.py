@@ -19,12 +19,11 @@ import math
 import os
 import statistics
 import sys
-import tempfile
 import time
 
-_CACHE_ROOT = tempfile.mkdtemp(prefix="fj-bench-train-")
-os.environ["FRAMEJIT_CACHE_DIR"] = os.path.join(_CACHE_ROOT, "framejit")
-os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(_CACHE_ROOT, "inductor")
+from tools.caches import fresh_caches
+
+_CACHE_ROOT = fresh_caches("fj-bench-train-")
 
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402

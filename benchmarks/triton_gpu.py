@@ -14,21 +14,12 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
 import time
 
 import torch
 import torch.fx
 import torch.nn as nn
 import torch.nn.functional as F
-
-
-def fresh_caches() -> str:
-    """Both compilers start cold (read when they first compile, so set in main)."""
-    root = tempfile.mkdtemp(prefix="fj-gpu-bench-")
-    os.environ["FRAMEJIT_CACHE_DIR"] = os.path.join(root, "framejit")
-    os.environ["TORCHINDUCTOR_CACHE_DIR"] = os.path.join(root, "inductor")
-    return root
 
 
 class Block(nn.Module):
@@ -83,11 +74,6 @@ def copy_bandwidth() -> float:
     return 2 * src.numel() * src.element_size() / seconds
 
 
-def traffic_bytes(args, out) -> int:
-    outs = out if isinstance(out, (tuple, list)) else [out]
-    return sum(t.numel() * t.element_size() for t in [*args, *outs] if isinstance(t, torch.Tensor))
-
-
 def cases(workloads):
     for dtype in (torch.float32, torch.bfloat16):
         for size in workloads.SIZES:
@@ -109,8 +95,10 @@ def main() -> int:
         return 0
     sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
     import inductor_cpu  # the CPU benchmark's workloads (it points the caches elsewhere)
+    from tools.caches import fresh_caches
+    from tools.timing import traffic_bytes
 
-    root = fresh_caches()
+    root = fresh_caches("fj-gpu-bench-")
     from framejit.inductor_lite import compile_fx
 
     quick = "--quick" in sys.argv

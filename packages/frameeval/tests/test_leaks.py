@@ -44,6 +44,15 @@ def snapshot(*objs):
     return [sys.getrefcount(o) for o in objs], sys.getallocatedblocks(), rss_kib()
 
 
+def around(run, warmup: int, calls: int, *objs):
+    """``snapshot(*objs)`` before and after ``run(calls)``, once ``run(warmup)`` has paid for
+    what a path allocates only the first time."""
+    run(warmup)
+    before = snapshot(*objs)
+    run(calls)
+    return before, snapshot(*objs)
+
+
 def run_calls(n, *args):
     for _ in range(n):
         f(*args)
@@ -71,10 +80,8 @@ def test_hit_paths_do_not_leak(label, check, code, calls):
     arg_a, arg_b = object(), object()
     with fe.callback(install(check, code)):
         assert f(arg_a, arg_b) is arg_b
-        run_calls(10_000, arg_a, arg_b)
-        before = snapshot(arg_a, arg_b, f, f.__code__, code, check)
-        run_calls(calls, arg_a, arg_b)
-        after = snapshot(arg_a, arg_b, f, f.__code__, code, check)
+        watched = (arg_a, arg_b, f, f.__code__, code, check)
+        before, after = around(lambda n: run_calls(n, arg_a, arg_b), 10_000, calls, *watched)
     assert after[0] == before[0], label
     assert abs(after[1] - before[1]) < 100, label
     assert after[2] - before[2] < 2048, label
@@ -102,20 +109,13 @@ def test_error_paths_do_not_leak():
         f(arg, 1)  # the miss caches the entry; from now on every call's check raises
         with pytest.raises(ValueError):
             f(arg, 1)
-        churn(2_000)
-        before = snapshot(arg, f, f.__code__)
-        churn(100_000)
-        after = snapshot(arg, f, f.__code__)
-    assert after[0] == before[0]
-    assert abs(after[1] - before[1]) < 100
+        check_raises = around(churn, 2_000, 100_000, arg, f, f.__code__)
     fe.reset()
     with fe.callback(cb_raises):
-        churn(2_000)
-        before = snapshot(arg, f, f.__code__)
-        churn(100_000)
-        after = snapshot(arg, f, f.__code__)
-    assert after[0] == before[0]
-    assert abs(after[1] - before[1]) < 100
+        callback_raises = around(churn, 2_000, 100_000, arg, f, f.__code__)
+    for before, after in (check_raises, callback_raises):
+        assert after[0] == before[0]
+        assert abs(after[1] - before[1]) < 100
 
 
 class Check:
@@ -151,10 +151,7 @@ def test_a_failed_co_extra_store_frees_the_new_cache():
     fe.clear(f)
     try:
         with fe.callback(cb):
-            fail(200)  # warm up whatever the error path allocates once
-            before = snapshot(check, payload)
-            fail(5_000)
-            after = snapshot(check, payload)
+            before, after = around(fail, 200, 5_000, check, payload)
             assert fe.cache_entries(f) == []
             assert [sys.getrefcount(check), sys.getrefcount(payload)] == counts
             assert abs(after[1] - before[1]) < 100  # 5,000 caches of one block each: freed

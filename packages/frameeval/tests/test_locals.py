@@ -18,6 +18,20 @@ def g(a, /, b, *args, c, d=4, **kw):
     return ("g", a)
 
 
+def run_with_check(fn, calls, check, replacement=None):
+    """Install `check` for fn's code (entry added on the first call) with `replacement`'s code
+    (fn's own by default) as the entry's code, then make the calls."""
+    code = (replacement or fn).__code__
+
+    def cb(frame, cache):
+        if frame.f_code is fn.__code__:
+            return fe.GuardedCode(check, code)
+        return None
+
+    with fe.callback(cb):
+        return [call() for call in calls]
+
+
 def capture_locals(call):
     kept = []
 
@@ -25,14 +39,8 @@ def capture_locals(call):
         kept.append(L)
         return True
 
-    def cb(frame, cache):
-        if frame.f_code is f.__code__:
-            return fe.GuardedCode(check, g.__code__)
-        return None
-
-    with fe.callback(cb):
-        call()  # miss: the callback's entry runs without a check
-        assert call() == ("g", 1)  # hit: the check ran and kept L
+    # the miss runs the callback's entry without a check; the hit runs the check, kept L
+    assert run_with_check(f, [call, call], check, replacement=g)[1] == ("g", 1)
     return kept[0]
 
 
@@ -60,14 +68,7 @@ def test_non_interned_keys_are_found():
         seen.append(L[key])
         return True
 
-    def cb(frame, cache):
-        if frame.f_code is f.__code__:
-            return fe.GuardedCode(check, g.__code__)
-        return None
-
-    with fe.callback(cb):
-        f(1, 2, c=3)
-        f(9, 2, c=3)
+    run_with_check(f, [lambda: f(1, 2, c=3), lambda: f(9, 2, c=3)], check, replacement=g)
     assert seen == [9]
 
 
@@ -106,18 +107,6 @@ def make_unbound():
     if False:
         later = 0
     return reader
-
-
-def run_with_check(fn, calls, check):
-    """Install `check` for fn's code (entry added on the first call), then make the calls."""
-
-    def cb(frame, cache):
-        if frame.f_code is fn.__code__:
-            return fe.GuardedCode(check, fn.__code__)
-        return None
-
-    with fe.callback(cb):
-        return [call() for call in calls]
 
 
 def test_free_variables_are_in_L_by_name():

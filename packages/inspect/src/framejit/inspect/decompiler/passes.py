@@ -29,14 +29,20 @@ def _children_lists(node: ast.AST):
             yield name, value
 
 
+def _rewrite_nested(stmt: ast.AST, rewrite) -> None:
+    """Replace each statement list inside ``stmt`` (handler bodies too) with ``rewrite`` of
+    it, bottom-up passes' first step; a body left empty becomes ``pass``."""
+    for name, body in _children_lists(stmt):
+        if name == "handlers":
+            for handler in body:
+                handler.body = rewrite(handler.body) or [ast.Pass()]
+        else:
+            setattr(stmt, name, rewrite(body) or ([ast.Pass()] if name == "body" else []))
+
+
 def fold_with(statements: list[ast.stmt]) -> list[ast.stmt]:
     for stmt in statements:
-        for name, body in _children_lists(stmt):
-            if name == "handlers":
-                for handler in body:
-                    handler.body = fold_with(handler.body) or [ast.Pass()]
-            else:
-                setattr(stmt, name, fold_with(body) or ([ast.Pass()] if name == "body" else []))
+        _rewrite_nested(stmt, fold_with)
     result: list[ast.stmt] = []
     frames: list[tuple[WithStart, list[ast.stmt]]] = []
     awaiting: ast.With | ast.AsyncWith | None = (
@@ -92,12 +98,7 @@ def _merge_nested_with(statements: list[ast.stmt]) -> list[ast.stmt]:
 def merge_try_finally(statements: list[ast.stmt]) -> list[ast.stmt]:
     """``try: (try: ... except: ...) finally: ...`` is one statement in the source."""
     for stmt in statements:
-        for name, body in _children_lists(stmt):
-            if name == "handlers":
-                for handler in body:
-                    merge_try_finally(handler.body)
-            else:
-                merge_try_finally(body)
+        _rewrite_nested(stmt, merge_try_finally)
     for k, stmt in enumerate(statements):
         if (
             isinstance(stmt, ast.Try)
@@ -116,12 +117,7 @@ def merge_try_finally(statements: list[ast.stmt]) -> list[ast.stmt]:
 def while_tests(statements: list[ast.stmt]) -> list[ast.stmt]:
     """``while True: if not c: break ...`` is ``while c: ...``."""
     for stmt in statements:
-        for name, body in _children_lists(stmt):
-            if name == "handlers":
-                for handler in body:
-                    while_tests(handler.body)
-            else:
-                while_tests(body)
+        _rewrite_nested(stmt, while_tests)
         if (
             isinstance(stmt, ast.While)
             and isinstance(stmt.test, ast.Constant)
@@ -141,12 +137,7 @@ def while_tests(statements: list[ast.stmt]) -> list[ast.stmt]:
 def recover_asserts(statements: list[ast.stmt]) -> list[ast.stmt]:
     result = []
     for stmt in statements:
-        for name, body in _children_lists(stmt):
-            if name == "handlers":
-                for handler in body:
-                    handler.body = recover_asserts(handler.body)
-            else:
-                setattr(stmt, name, recover_asserts(body))
+        _rewrite_nested(stmt, recover_asserts)
         if (
             isinstance(stmt, ast.If)
             and not stmt.orelse
