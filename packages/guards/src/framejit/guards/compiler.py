@@ -9,12 +9,21 @@ values as closure variables under TorchDynamo's names (``___check_tensors``,
 checked together in one call where the first of them would go: all TENSOR_MATCH guards
 become one ``___check_tensors(...)``, and three or more HASATTR guards on one name
 become one ``___check_hasattr(name, expected, ...)``; their verbose parts still list
-each guard.  Then generate::
+each guard.  Handlers spell a source as ``ctx.name(source)``, a placeholder: code_parts
+spell it in full (``L['self']._modules['fc'].training is False``), the check over local
+variables, so a source that several parts read (or build on) is evaluated once, into a
+``___v<n>`` assigned just before the first part that needs it (``_Hoisted``): the source
+text, its compile time and the hit path all shrink.  Consecutive parts with nothing to
+assign between them are one condition.  Then generate::
 
     def ___make_guard_fn(<closure variables>):
         def guard(L):
             try:
-                if not (<part 0>):
+                ___v0 = L['self']
+                if not (id(___v0) == 1407...):
+                    return False
+                ___v1 = ___v0._modules['fc']
+                if not ((id(___v1) == 1407...) and (___v1.training is False)):
                     return False
                 ...
             except Exception:
@@ -22,7 +31,9 @@ each guard.  Then generate::
             return True
         return guard
 
-The parts only ever contain text produced by Source.name() and literals.py, so no
+Evaluation order is the parts' order: a local is read where its first part would read it,
+so an identity or type check still runs before any read through the object it checks.
+The parts only ever contain text produced by Source.spell() and literals.py, so no
 string of user code is executed.  The function gets ``code_parts``,
 ``verbose_code_parts``, ``failure_reason``, ``failure_reasons``, ``guards``, ``closure_vars``
 and ``source`` attributes.  The two failure functions re-check guard by guard in plain Python
@@ -50,7 +61,7 @@ from .guard import Guard
 from .kinds import CodePart, handler_for, origin_suffix
 from .lifetime import Held, globals_ref, read_globals, watch_held
 from .mirror import guard_failure, iter_failures
-from .source import SOURCE_HELPERS, builtins_dict
+from .source import SOURCE_HELPERS, Source, builtins_dict
 
 _counter = itertools.count()
 _ALL_HOLD = "the guard check failed but every guard holds on its own (framejit bug: please report)"
@@ -65,6 +76,9 @@ class _CodeGen:
     batches: dict[tuple, list[Guard]] = field(default_factory=dict)
     slots: dict[tuple, int] = field(default_factory=dict)
     n_parts: int = 0
+    # the sources the parts read, by placeholder number (see name())
+    refs: dict[Source, int] = field(default_factory=dict)
+    ref_list: list[Source] = field(default_factory=list)
 
     def bind(self, hint: str, value: Any, unique: bool = False) -> str:
         """A closure variable holding ``value``, named after ``hint`` (made an identifier)."""
@@ -84,6 +98,17 @@ class _CodeGen:
             self.closure["B"] = builtins_dict(self.global_scope)
         else:
             self.closure[name] = SOURCE_HELPERS[name]
+
+    def name(self, source: Source) -> str:
+        """A placeholder for ``source``'s expression in a part: code_parts spell it in full,
+        the check itself over the local variables that ``_hoist`` assigns."""
+        i = self.refs.get(source)
+        if i is None:
+            i = self.refs[source] = len(self.ref_list)
+            self.ref_list.append(source)
+            for helper in source.all_helpers():
+                self.bind_helper(helper)
+        return f"\x00{i}\x00"
 
     def defer(self, key: tuple, guard: Guard) -> None:
         """Check ``guard`` together with the others deferred under ``key`` (see Handler.finish)."""
@@ -112,9 +137,6 @@ def _order(guards: list[Guard]) -> list[Guard]:
 def _build_parts(ordered: list[Guard], gen: _CodeGen) -> list[CodePart]:
     parts: list[CodePart] = []
     for g in ordered:
-        if g.source is not None:
-            for helper in g.source.all_helpers():
-                gen.bind_helper(helper)
         for code in handler_for(g.kind).emit(g, gen):
             parts.append(CodePart(code, [code + origin_suffix(g)], [g]))
         gen.n_parts = len(parts)
@@ -130,7 +152,65 @@ def _build_parts(ordered: list[Guard], gen: _CodeGen) -> list[CodePart]:
     return out
 
 
-def _generate_source(parts: list[CodePart], closure_names: list[str]) -> str:
+_REF = re.compile("\x00([0-9]+)\x00")
+
+
+@dataclass
+class _Hoisted:
+    """The parts spelled for the check: a source that two or more reads share (directly or
+    through the sources built on it) is read once, into a local ``___v<n>`` assigned just
+    before the first part that needs it; the rest are spelled in full."""
+
+    gen: _CodeGen
+    shared: set[Source]
+    spelled: dict[Source, str] = field(default_factory=dict)
+    lines: list[str] = field(default_factory=list)
+
+    @classmethod
+    def plan(cls, parts: list[CodePart], gen: _CodeGen) -> _Hoisted:
+        direct: dict[Source, int] = {}
+        children: dict[Source, set[Source]] = {}
+        for p in parts:
+            for text in (p.run or p.code, *p.setup):
+                for m in _REF.finditer(text):
+                    src = gen.ref_list[int(m.group(1))]
+                    direct[src] = direct.get(src, 0) + 1
+                    base = src.base_source()
+                    while base is not None and src not in children.setdefault(base, set()):
+                        children[base].add(src)
+                        src, base = base, base.base_source()
+        shared = {
+            src
+            for src in direct.keys() | children.keys()
+            if direct.get(src, 0) + len(children.get(src, ())) >= 2
+        }
+        return cls(gen, shared)
+
+    def spell(self, src: Source) -> str:
+        found = self.spelled.get(src)
+        if found is not None:
+            return found
+        base = src.base_source()
+        text = src.spell(self.spell(base) if base is not None else "")
+        if src in self.shared:
+            local = f"___v{len(self.lines)}"
+            self.lines.append(f"{local} = {text}")
+            text = local
+        self.spelled[src] = text
+        return text
+
+    def fast(self, text: str) -> str:
+        """``text`` over the locals, with the assignments it needs first appended to lines."""
+        return _REF.sub(lambda m: self.spell(self.gen.ref_list[int(m.group(1))]), text)
+
+
+def _full(text: str, gen: _CodeGen) -> str:
+    if "\x00" not in text:
+        return text
+    return _REF.sub(lambda m: gen.ref_list[int(m.group(1))].name(), text)
+
+
+def _generate_source(parts: list[CodePart], gen: _CodeGen, closure_names: list[str]) -> str:
     lines = [
         f"def ___make_guard_fn({', '.join(closure_names)}):",
         "    def guard(L):",
@@ -139,9 +219,27 @@ def _generate_source(parts: list[CodePart], closure_names: list[str]) -> str:
     if "___globals_ref" in closure_names:
         # freed globals: None has no .globals, the AttributeError below makes it a miss
         lines.append("            G = ___globals_ref().globals")
+    hoisted = _Hoisted.plan(parts, gen)
+    # consecutive conditions are one `if not (a and b ...)`: fewer statements compile faster
+    chain: list[str] = []
+
+    def flush() -> None:
+        if chain:
+            cond = chain[0] if len(chain) == 1 else " and ".join(f"({c})" for c in chain)
+            lines.append(f"            if not ({cond}):")
+            lines.append("                return False")
+            chain.clear()
+
     for p in parts:
-        lines += [f"            {line}" for line in p.setup]
-        lines += [f"            if not ({p.run or p.code}):", "                return False"]
+        done = len(hoisted.lines)
+        setup = [hoisted.fast(line) for line in p.setup]
+        run = hoisted.fast(p.run or p.code)
+        if setup or len(hoisted.lines) > done:
+            flush()
+        lines += [f"            {line}" for line in hoisted.lines[done:]]
+        lines += [f"            {line}" for line in setup]
+        chain.append(run)
+    flush()
     if not parts:
         lines.append("            pass")
     lines += [
@@ -168,7 +266,7 @@ def compile_guards(guards: Iterable[Guard], global_scope: dict[str, Any]) -> Any
     gen = _CodeGen(global_scope)
     parts = _build_parts(ordered, gen)
     closure_names = list(gen.closure)
-    source = _generate_source(parts, closure_names)
+    source = _generate_source(parts, gen, closure_names)
     filename = f"<framejit guards {next(_counter)}>"
     linecache.cache[filename] = (len(source), None, source.splitlines(True), filename)
     fn_globals = {
@@ -218,8 +316,8 @@ def compile_guards(guards: Iterable[Guard], global_scope: dict[str, Any]) -> Any
         found = [reason + origin_suffix(g) for g, reason in iter_failures(failure_order, L, G)]
         return found or [_ALL_HOLD]
 
-    check_fn.code_parts = [p.code for p in parts]
-    check_fn.verbose_code_parts = [line for p in parts for line in p.verbose]
+    check_fn.code_parts = [_full(p.code, gen) for p in parts]
+    check_fn.verbose_code_parts = [_full(line, gen) for p in parts for line in p.verbose]
     check_fn.failure_reason = failure_reason
     check_fn.failure_reasons = failure_reasons
     check_fn.guards = unique

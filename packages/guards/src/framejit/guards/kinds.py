@@ -158,6 +158,7 @@ class TensorMatch(Handler):
 
     def finish(self, key, guards, ctx):
         names = [g.source.name() for g in guards]
+        args = [ctx.name(g.source) for g in guards]
         specs = [g.expected for g in guards]
         module = native.load()
         checker = (
@@ -167,7 +168,7 @@ class TensorMatch(Handler):
         )
         check = ctx.bind("___check_tensors", checker)
         ctx.closure["tensor_check_names"] = names
-        code = f"{check}({', '.join(names)}, tensor_check_names=tensor_check_names)"
+        code = f"{check}({', '.join(args)}, tensor_check_names=tensor_check_names)"
         verbose = [
             g.expected.render(n) + origin_suffix(g) for g, n in zip(guards, names, strict=True)
         ]
@@ -222,12 +223,12 @@ class TypeMatch(Handler):
     def emit(self, guard, ctx):
         t = guard.expected
         if isinstance(t, TypeId):
-            return [f"id(type({guard.source.name()})) == {t.id}"]
+            return [f"id(type({ctx.name(guard.source)})) == {t.id}"]
         if getattr(builtins, t.__name__, None) is t:
             type_name = t.__name__  # the guard function's globals are plain builtins
         else:
             type_name = ctx.bind(f"___type_{t.__qualname__}", t)
-        return [f"type({guard.source.name()}) is {type_name}"]
+        return [f"type({ctx.name(guard.source)}) is {type_name}"]
 
     def mirror(self, guard, L, G):
         actual = type(guard.source.get(L, G))
@@ -248,7 +249,7 @@ class IdMatch(Handler):
         return Held(guard.value, _describe(guard.value))
 
     def emit(self, guard, ctx):
-        return [f"id({guard.source.name()}) == {guard.expected}"]
+        return [f"id({ctx.name(guard.source)}) == {guard.expected}"]
 
     def mirror(self, guard, L, G):
         actual = guard.source.get(L, G)
@@ -275,7 +276,7 @@ class EqualsMatch(Handler):
         return (type(guard.expected), render_literal(guard.expected if plain is None else plain))
 
     def emit(self, guard, ctx):
-        x, v = guard.source.name(), guard.expected
+        x, v = ctx.name(guard.source), guard.expected
         t = type(v)
         if v is None or t is bool:
             return [f"{x} is {v!r}"]
@@ -315,7 +316,7 @@ class LengthCheck(Handler):
         return None  # the snapshot in ``expected`` is the whole check
 
     def emit(self, guard, ctx):
-        return [f"len({guard.source.name()}) == {guard.expected}"]
+        return [f"len({ctx.name(guard.source)}) == {guard.expected}"]
 
     def mirror(self, guard, L, G):
         actual = len(guard.source.get(L, G))
@@ -344,7 +345,7 @@ class DictKeys(Handler):
 
     def emit(self, guard, ctx):
         keys = ", ".join(render_literal(k) for k in guard.expected)
-        return [f"list(dict.keys({guard.source.name()})) == [{keys}]"]
+        return [f"list(dict.keys({ctx.name(guard.source)})) == [{keys}]"]
 
     def mirror(self, guard, L, G):
         actual = tuple(dict.keys(guard.source.get(L, G)))
@@ -367,7 +368,7 @@ class NotNone(Handler):
         return None
 
     def emit(self, guard, ctx):
-        return [f"{guard.source.name()} is not None"]
+        return [f"{ctx.name(guard.source)} is not None"]
 
     def mirror(self, guard, L, G):
         return (
@@ -391,7 +392,7 @@ class IsNone(Handler):
         return None
 
     def emit(self, guard, ctx):
-        return [f"{guard.source.name()} is None"]
+        return [f"{ctx.name(guard.source)} is None"]
 
     def mirror(self, guard, L, G):
         actual = guard.source.get(L, G)
@@ -412,9 +413,9 @@ class HasAttr(Handler):
             raise TypeError("HASATTR value must be a bool: whether the attribute exists")
         return guard.value
 
-    def _code(self, guard):
+    def _code(self, guard, base: str | None = None):
         src = guard.source
-        code = f"hasattr({src.base.name()}, {src.member!r})"
+        code = f"hasattr({base or src.base.name()}, {src.member!r})"
         return code if guard.expected else f"{code} == False"
 
     #: From this many HASATTR guards on one name, they are checked in one native call.
@@ -427,10 +428,13 @@ class HasAttr(Handler):
     def finish(self, key, guards, ctx):
         verbose = [self._code(g) + origin_suffix(g) for g in guards]
         if len(guards) < self.BATCH_FROM:
-            return [CodePart(self._code(g), [v], [g]) for g, v in zip(guards, verbose, strict=True)]
+            return [
+                CodePart(self._code(g, ctx.name(g.source.base)), [v], [g])
+                for g, v in zip(guards, verbose, strict=True)
+            ]
         _, member, expected = key
         helper = ctx.bind("___check_hasattr", native.helper("check_hasattr", check_hasattr))
-        objs = ", ".join(g.source.base.name() for g in guards)
+        objs = ", ".join(ctx.name(g.source.base) for g in guards)
         return [CodePart(f"{helper}({member!r}, {expected}, {objs})", verbose, list(guards))]
 
     def mirror(self, guard, L, G):
@@ -521,7 +525,7 @@ class ShapeExprHandler(Handler):
             exact = ranks.get(base, 0) >= ndims[base]
             names = [f"___size{k}_{d}" for d in range(ranks[base] if exact else ndims[base])]
             rest = ("," if len(names) == 1 else "") if exact else ", *_"
-            setup.append(f"{', '.join(names)}{rest} = {base.name()}.size()")
+            setup.append(f"{', '.join(names)}{rest} = {ctx.name(base)}.size()")
             for d, name in enumerate(names):
                 spelled[ShapeSource(base, d)] = name
         parts = []
@@ -555,9 +559,7 @@ class TensorAliasing(Handler):
         return guard.value
 
     def emit(self, guard, ctx):
-        for helper in guard.expected.all_helpers():
-            ctx.bind_helper(helper)
-        return [f"{guard.source.name()} is {guard.expected.name()}"]
+        return [f"{ctx.name(guard.source)} is {ctx.name(guard.expected)}"]
 
     def mirror(self, guard, L, G):
         if guard.source.get(L, G) is guard.expected.get(L, G):
@@ -575,10 +577,7 @@ class NoTensorAliasing(Handler):
         return sources
 
     def emit(self, guard, ctx):
-        names = [s.name() for s in guard.expected]
-        for s in guard.expected:
-            for helper in s.all_helpers():
-                ctx.bind_helper(helper)
+        names = [ctx.name(s) for s in guard.expected]
         if len(names) == 2:
             return [f"{names[0]} is not {names[1]}"]
         helper = ctx.bind(

@@ -33,6 +33,16 @@ class Source:
     helpers: ClassVar[tuple[str, ...]] = ()
 
     def name(self) -> str:
+        # rendered once per source: wrap/guard code asks for it again and again
+        cached = self.__dict__.get("_name")
+        if cached is None:
+            base = self.base_source()
+            cached = self.__dict__["_name"] = self.spell(base.name() if base is not None else "")
+        return cached
+
+    def spell(self, base: str) -> str:
+        """This source's expression with ``base`` as the text of its base (ignored by roots):
+        ``name()`` spells it over the base's name, a compiled check over a local variable."""
         raise NotImplementedError
 
     def get(self, L: dict[str, Any], G: dict[str, Any]) -> Any:
@@ -49,8 +59,15 @@ class Source:
         return src
 
     def depth(self) -> int:
-        base = self.base_source()
-        return 0 if base is None else 1 + base.depth()
+        found = self.__dict__.get("_depth")
+        if found is None:
+            base = self.base_source()
+            found = self.__dict__["_depth"] = 0 if base is None else 1 + base.depth()
+        return found
+
+    def __getstate__(self) -> dict[str, Any]:
+        # str hashes differ between processes: a copied source hashes afresh
+        return {k: v for k, v in self.__dict__.items() if k != "_hash"}
 
     def all_helpers(self) -> tuple[str, ...]:
         cached = self.__dict__.get("_helpers")
@@ -70,6 +87,22 @@ class Source:
         return self.name()
 
 
+def _source(cls: type) -> type:
+    """A frozen dataclass whose hash is computed once: sources key dicts all through a
+    trace and a guard compile, and the generated hash walks the whole chain each time."""
+    cls = dataclass(frozen=True)(cls)
+    fields_hash = cls.__hash__
+
+    def __hash__(self) -> int:
+        found = self.__dict__.get("_hash")
+        if found is None:
+            found = self.__dict__["_hash"] = fields_hash(self)
+        return found
+
+    cls.__hash__ = __hash__
+    return cls
+
+
 def _check_name(value: object, what: str) -> str:
     if type(value) is not str:
         raise TypeError(f"{what} must be a str, got {type(value).__name__}: {value!r}")
@@ -79,7 +112,7 @@ def _check_name(value: object, what: str) -> str:
 # ---------------------------------------------------------------------------- roots
 
 
-@dataclass(frozen=True)
+@_source
 class LocalSource(Source):
     """A frame local / argument: ``L['a']``."""
 
@@ -88,14 +121,14 @@ class LocalSource(Source):
     def __post_init__(self) -> None:
         _check_name(self.local_name, "LocalSource name")
 
-    def name(self) -> str:
+    def spell(self, base: str) -> str:
         return f"L[{self.local_name!r}]"
 
     def get(self, L, G):
         return L[self.local_name]
 
 
-@dataclass(frozen=True)
+@_source
 class GlobalSource(Source):
     """A module global of the compiled frame: ``G['torch']``."""
 
@@ -105,14 +138,14 @@ class GlobalSource(Source):
     def __post_init__(self) -> None:
         _check_name(self.global_name, "GlobalSource name")
 
-    def name(self) -> str:
+    def spell(self, base: str) -> str:
         return f"G[{self.global_name!r}]"
 
     def get(self, L, G):
         return G[self.global_name]
 
 
-@dataclass(frozen=True)
+@_source
 class BuiltinSource(Source):
     """A builtin reached through the frame's globals: ``B['len']`` (B = the builtins dict)."""
 
@@ -122,7 +155,7 @@ class BuiltinSource(Source):
     def __post_init__(self) -> None:
         _check_name(self.builtin_name, "BuiltinSource name")
 
-    def name(self) -> str:
+    def spell(self, base: str) -> str:
         return f"B[{self.builtin_name!r}]"
 
     def get(self, L, G):
@@ -135,11 +168,11 @@ def builtins_dict(G: dict[str, Any]) -> dict[str, Any]:
     return b if isinstance(b, dict) else vars(b)
 
 
-@dataclass(frozen=True)
+@_source
 class GlobalStateSource(Source):
     """The process/thread-wide torch state (grad mode, default dtype, ...): no value path."""
 
-    def name(self) -> str:
+    def spell(self, base: str) -> str:
         return "___global_state"
 
     def get(self, L, G):
@@ -151,7 +184,7 @@ class GlobalStateSource(Source):
 # ---------------------------------------------------------------------------- chains
 
 
-@dataclass(frozen=True)
+@_source
 class AttrSource(Source):
     """``base.member`` (``getattr(base, 'member')`` when member is not a plain identifier)."""
 
@@ -164,28 +197,21 @@ class AttrSource(Source):
     def base_source(self) -> Source:
         return self.base
 
-    def name(self) -> str:
-        # rendered once per source: wrap/guard code asks for it again and again
-        cached = self.__dict__.get("_name")
-        if cached is None:
-            cached = self.__dict__["_name"] = self._render()
-        return cached
-
-    def _render(self) -> str:
+    def spell(self, base: str) -> str:
         # ASCII only: the parser NFKC-normalises identifiers, so "x.\ufb01le" would read x.file
         if (
             self.member.isascii()
             and self.member.isidentifier()
             and not keyword.iskeyword(self.member)
         ):
-            return f"{self.base.name()}.{self.member}"
-        return f"getattr({self.base.name()}, {self.member!r})"
+            return f"{base}.{self.member}"
+        return f"getattr({base}, {self.member!r})"
 
     def get(self, L, G):
         return getattr(self.base.get(L, G), self.member)
 
 
-@dataclass(frozen=True)
+@_source
 class ItemSource(Source):
     """``base[key]`` for an int, str, bool, None, bytes key (or a tuple of those)."""
 
@@ -198,17 +224,14 @@ class ItemSource(Source):
     def base_source(self) -> Source:
         return self.base
 
-    def name(self) -> str:
-        cached = self.__dict__.get("_name")  # rendered once, as AttrSource's
-        if cached is None:
-            cached = self.__dict__["_name"] = f"{self.base.name()}[{render_literal(self.key)}]"
-        return cached
+    def spell(self, base: str) -> str:
+        return f"{base}[{render_literal(self.key)}]"
 
     def get(self, L, G):
         return self.base.get(L, G)[self.key]
 
 
-@dataclass(frozen=True)
+@_source
 class DictItemSource(Source):
     """``dict.__getitem__(base, key)``: a dict subclass's own item, not read through a
     ``__getitem__`` the class overrides."""
@@ -223,14 +246,14 @@ class DictItemSource(Source):
     def base_source(self) -> Source:
         return self.base
 
-    def name(self) -> str:
-        return f"___dict_getitem({self.base.name()}, {render_literal(self.key)})"
+    def spell(self, base: str) -> str:
+        return f"___dict_getitem({base}, {render_literal(self.key)})"
 
     def get(self, L, G):
         return dict.__getitem__(self.base.get(L, G), self.key)
 
 
-@dataclass(frozen=True)
+@_source
 class SubclassesSource(Source):
     """``type.__subclasses__(base)``: a class's live direct subclasses, in creation order."""
 
@@ -240,14 +263,14 @@ class SubclassesSource(Source):
     def base_source(self) -> Source:
         return self.base
 
-    def name(self) -> str:
-        return f"___type_subclasses({self.base.name()})"
+    def spell(self, base: str) -> str:
+        return f"___type_subclasses({base})"
 
     def get(self, L, G):
         return type.__subclasses__(self.base.get(L, G))
 
 
-@dataclass(frozen=True)
+@_source
 class TypeSource(Source):
     """``type(base)``."""
 
@@ -256,14 +279,14 @@ class TypeSource(Source):
     def base_source(self) -> Source:
         return self.base
 
-    def name(self) -> str:
-        return f"type({self.base.name()})"
+    def spell(self, base: str) -> str:
+        return f"type({base})"
 
     def get(self, L, G):
         return type(self.base.get(L, G))
 
 
-@dataclass(frozen=True)
+@_source
 class NNModuleSource(Source):
     """Marks ``base`` as an ``nn.Module`` instance; renders as the base itself."""
 
@@ -272,14 +295,14 @@ class NNModuleSource(Source):
     def base_source(self) -> Source:
         return self.base
 
-    def name(self) -> str:
-        return self.base.name()
+    def spell(self, base: str) -> str:
+        return base
 
     def get(self, L, G):
         return self.base.get(L, G)
 
 
-@dataclass(frozen=True)
+@_source
 class ParamSource(Source):
     """A module's registered parameter: ``base._parameters['weight']``."""
 
@@ -293,21 +316,21 @@ class ParamSource(Source):
     def base_source(self) -> Source:
         return self.base
 
-    def name(self) -> str:
-        return f"{self.base.name()}.{self.table}[{self.param_name!r}]"
+    def spell(self, base: str) -> str:
+        return f"{base}.{self.table}[{self.param_name!r}]"
 
     def get(self, L, G):
         return getattr(self.base.get(L, G), self.table)[self.param_name]
 
 
-@dataclass(frozen=True)
+@_source
 class BufferSource(ParamSource):
     """A module's registered buffer: ``base._buffers['running_mean']``."""
 
     table: ClassVar[str] = "_buffers"
 
 
-@dataclass(frozen=True)
+@_source
 class ClosureCellSource(Source):
     """The contents of closure cell ``index`` of a function: ``base.__closure__[0].cell_contents``."""
 
@@ -321,14 +344,14 @@ class ClosureCellSource(Source):
     def base_source(self) -> Source:
         return self.base
 
-    def name(self) -> str:
-        return f"{self.base.name()}.__closure__[{self.index}].cell_contents"
+    def spell(self, base: str) -> str:
+        return f"{base}.__closure__[{self.index}].cell_contents"
 
     def get(self, L, G):
         return self.base.get(L, G).__closure__[self.index].cell_contents
 
 
-@dataclass(frozen=True)
+@_source
 class CellContentsSource(Source):
     """``base.cell_contents`` for a cell object (e.g. a frame's free variable cell)."""
 
@@ -337,14 +360,14 @@ class CellContentsSource(Source):
     def base_source(self) -> Source:
         return self.base
 
-    def name(self) -> str:
-        return f"{self.base.name()}.cell_contents"
+    def spell(self, base: str) -> str:
+        return f"{base}.cell_contents"
 
     def get(self, L, G):
         return self.base.get(L, G).cell_contents
 
 
-@dataclass(frozen=True)
+@_source
 class TupleIteratorSource(Source):
     """Element ``index`` still to come from a tuple iterator, without advancing it."""
 
@@ -359,14 +382,14 @@ class TupleIteratorSource(Source):
     def base_source(self) -> Source:
         return self.base
 
-    def name(self) -> str:
-        return f"___tuple_iterator_getitem({self.base.name()}, {self.index})"
+    def spell(self, base: str) -> str:
+        return f"___tuple_iterator_getitem({base}, {self.index})"
 
     def get(self, L, G):
         return tuple_iterator_getitem(self.base.get(L, G), self.index)
 
 
-@dataclass(frozen=True)
+@_source
 class TupleIteratorLenSource(Source):
     """How many items a tuple iterator has left, without advancing it."""
 
@@ -376,8 +399,8 @@ class TupleIteratorLenSource(Source):
     def base_source(self) -> Source:
         return self.base
 
-    def name(self) -> str:
-        return f"___tuple_iterator_len({self.base.name()})"
+    def spell(self, base: str) -> str:
+        return f"___tuple_iterator_len({base})"
 
     def get(self, L, G):
         return tuple_iterator_len(self.base.get(L, G))
@@ -394,7 +417,7 @@ def tuple_iterator_len(it: Any) -> int:
     return it.__length_hint__()
 
 
-@dataclass(frozen=True)
+@_source
 class ShapeSource(Source):
     """Size of dimension ``dim`` of a tensor: ``L['x'].size()[0]`` (a dynamic-shape symbol)."""
 
@@ -408,14 +431,14 @@ class ShapeSource(Source):
     def base_source(self) -> Source:
         return self.base
 
-    def name(self) -> str:
-        return f"{self.base.name()}.size()[{self.dim}]"
+    def spell(self, base: str) -> str:
+        return f"{base}.size()[{self.dim}]"
 
     def get(self, L, G):
         return self.base.get(L, G).size()[self.dim]
 
 
-@dataclass(frozen=True)
+@_source
 class StrideSource(Source):
     """Stride of dimension ``dim`` of a tensor: ``L['x'].stride()[0]``."""
 
@@ -429,14 +452,14 @@ class StrideSource(Source):
     def base_source(self) -> Source:
         return self.base
 
-    def name(self) -> str:
-        return f"{self.base.name()}.stride()[{self.dim}]"
+    def spell(self, base: str) -> str:
+        return f"{base}.stride()[{self.dim}]"
 
     def get(self, L, G):
         return self.base.get(L, G).stride()[self.dim]
 
 
-@dataclass(frozen=True)
+@_source
 class NumelSource(Source):
     """``base.numel()``."""
 
@@ -445,14 +468,14 @@ class NumelSource(Source):
     def base_source(self) -> Source:
         return self.base
 
-    def name(self) -> str:
-        return f"{self.base.name()}.numel()"
+    def spell(self, base: str) -> str:
+        return f"{base}.numel()"
 
     def get(self, L, G):
         return self.base.get(L, G).numel()
 
 
-@dataclass(frozen=True)
+@_source
 class EnvironSource(Source):
     """``os.environ.get(key)``: an environment variable's value, None when unset (a root:
     the process environment, not a frame's)."""
@@ -463,7 +486,7 @@ class EnvironSource(Source):
     def __post_init__(self) -> None:
         _check_name(self.key, "EnvironSource key")
 
-    def name(self) -> str:
+    def spell(self, base: str) -> str:
         return f"___environ_get({render_literal(self.key)})"
 
     def get(self, L, G):
