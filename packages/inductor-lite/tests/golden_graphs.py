@@ -84,6 +84,10 @@ def affine_gelu_training(x, w, b):
     return F.gelu(x * w + b) * x
 
 
+def linear_gelu_training(x, w1, b1, w2, b2):
+    return F.linear(F.gelu(F.linear(x, w1, b1)), w2, b2)
+
+
 def _grad(*shape):
     return torch.ones(shape, requires_grad=True)
 
@@ -128,5 +132,13 @@ CASES = [
         "affine_gelu_training",
         affine_gelu_training,
         lambda: [torch.ones(256, 16), _grad(16), _grad(16)],
+    ),
+    # an MLP's training graph over (batch, tokens, width): each bias grad sums its rows
+    # (batch * tokens, flattened) in the kernel that computes what it sums, across the
+    # matmuls between them (C++)
+    (
+        "linear_gelu_training",
+        linear_gelu_training,
+        lambda: [torch.ones(4, 64, 16), _grad(32, 16), _grad(32), _grad(16, 32), _grad(16)],
     ),
 ]

@@ -153,3 +153,18 @@ def test_column_sums_fuse_with_their_producers(check):
     y = torch.randn(2, 300, 32, dtype=torch.float64)
     compiled, _, _ = check(lambda y: (y.exp().sum([0, 1]), y.sum(1)), [y], lowered=False)
     assert [r.split(":")[0] for r in compiled.fallback_reasons] == ["aten.sum.dim_IntList"]
+
+
+def test_column_sums_join_producers_across_atens_and_flattened_rows(check):
+    """A bias grad sums a (b, t, w) value viewed as (b * t, w), after a matmul that reads
+    the same value: the sum moves up past the matmul and joins its producer's kernel, its
+    rows the producer's leading dims flattened (a training step's MLP backward)."""
+    x, w = torch.randn(4, 80, 32), torch.randn(32, 8)
+
+    def grads(x, w):
+        g = torch.tanh(x) * x
+        return g.view(320, 32) @ w, g.view(320, 32).sum(0), g.sum([0, 1])
+
+    compiled, _, _ = check(grads, [x, w], atol=1e-4, rtol=1e-5, lowered=False)
+    assert compiled.kernel_count == 1, compiled.source_code
+    assert [r.split(" ")[0] for r in compiled.fallback_reasons] == ["aten.mm.default"]

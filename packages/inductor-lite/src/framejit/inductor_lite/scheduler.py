@@ -19,6 +19,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 import sympy
+import torch
 
 from .config import config
 from .ir import Buffer, ComputedBuffer, ExternCall, ReductionBody, index_symbols
@@ -241,17 +242,52 @@ def column_split(buffer: ComputedBuffer) -> Split | None:
     return tuple(body.reduction_ranges), tuple(body.ranges[len(body.ranges) - body.columns :])
 
 
-def column_loops(buffer: ComputedBuffer, split: Split) -> NodeLoops:
+def _column_rows(prefix: tuple[int, ...], rows: tuple[int, ...]) -> list[sympy.Expr] | None:
+    """The index of each dim of `prefix` (a node's leading, summed-over dims) over the outer
+    loop variables of a column group whose rows are `rows`: the same dims, or all of them
+    flattened into one (a bias grad sums a (b, t, w) value viewed as (b * t, w)); None else."""
+    outer = iter(OUTER)
+    variables = [sympy.Integer(0) if n == 1 else next(outer) for n in rows]
+    if squeeze(prefix) == squeeze(rows):
+        own = iter(v for v, n in zip(variables, rows, strict=True) if n != 1)
+        return [sympy.Integer(0) if n == 1 else next(own) for n in prefix]
+    if len(squeeze(prefix)) == 1 and math.prod(prefix) == math.prod(rows):
+        flat = sum(
+            (v * s for v, s in zip(variables, _contiguous(rows), strict=True)), sympy.Integer(0)
+        )
+        return [sympy.Integer(0) if n == 1 else flat for n in prefix]
+    return None
+
+
+def _contiguous(size: tuple[int, ...]) -> list[int]:
+    strides, running = [], 1
+    for n in reversed(size):
+        strides.append(running)
+        running *= n
+    return strides[::-1]
+
+
+def column_loops(buffer: ComputedBuffer, split: Split) -> NodeLoops | None:
     """A node of a column group: the reduced (leading) dims are the outer loop variables,
-    the kept ones the inner; a column reduction reads its rows at the outer variables."""
+    the kept ones the inner; a column reduction reads its rows at the outer variables.
+    None when the node's shape does not split that way."""
     body = buffer.body
     prefix, kept = split
-    outer = iter(OUTER)
-    rows = [sympy.Integer(0) if n == 1 else next(outer) for n in prefix]
+    own_split = column_split(buffer)
+    if own_split is not None:
+        own_prefix, own_kept = own_split
+    elif isinstance(body, ReductionBody) or len(body.ranges) < len(kept):
+        return None
+    else:
+        cut = len(body.ranges) - len(kept)
+        own_prefix, own_kept = tuple(body.ranges[:cut]), tuple(body.ranges[cut:])
+    rows = _column_rows(own_prefix, prefix)
+    if own_kept != kept or rows is None:
+        return None
     inner = iter(INNER)
     columns = [sympy.Integer(0) if n == 1 else next(inner) for n in kept]
     mapping: dict[sympy.Symbol, sympy.Expr] = {}
-    if isinstance(body, ReductionBody):
+    if own_split is not None:
         index = [sympy.Integer(0)] * (len(body.ranges) - len(kept)) + columns
         mapping.update(zip(body.loop.rindex, rows, strict=True))
     else:
@@ -260,7 +296,9 @@ def column_loops(buffer: ComputedBuffer, split: Split) -> NodeLoops:
         (old, new) for old, new in zip(body.loop.index, index, strict=True) if old.is_Symbol
     )
     loop = body.loop.substitute({k: v for k, v in mapping.items() if k != v})
-    ranges = {s: n for s, n in zip([*rows, *columns], [*prefix, *kept], strict=True) if n != 1}
+    outer = iter(OUTER)
+    ranges = {next(outer): n for n in prefix if n != 1}
+    ranges.update((c, n) for c, n in zip(columns, kept, strict=True) if n != 1)
     store = sum(
         (i * st for i, n, st in zip(index, buffer.size, buffer.stride, strict=True) if n != 1),
         sympy.Integer(0),
@@ -273,16 +311,14 @@ def column_loops(buffer: ComputedBuffer, split: Split) -> NodeLoops:
 
 def _column_member(group: FusedGroup, buffer: ComputedBuffer) -> NodeLoops | None:
     """buffer's loops in column group `group` if it may join: a pointwise node over the
-    group's whole shape or a column reduction of the same split, reading members only at
-    the element they computed (never a member reduction: its sum is done after the loop)."""
+    group's whole shape or a column reduction of the same split (its rows may be the
+    group's flattened), reading members only at the element they computed (never a member
+    reduction: its sum is done after the loop)."""
     split = group.columns
     assert split is not None
-    if isinstance(buffer.body, ReductionBody):
-        if column_split(buffer) != split:
-            return None
-    elif tuple(buffer.body.ranges) != split[0] + split[1]:
-        return None
     loops = column_loops(buffer, split)
+    if loops is None:
+        return None
     members = {n.buffer.name: n for n in group.nodes}
     for name, expr in loops.loads:
         producer = members.get(name)
@@ -294,14 +330,50 @@ def _column_member(group: FusedGroup, buffer: ComputedBuffer) -> NodeLoops | Non
 
 
 def _as_columns(group: FusedGroup, split: Split) -> FusedGroup | None:
-    """A row group of pointwise nodes over split's whole shape, as a column group."""
-    candidate = FusedGroup(group.name, squeeze(split[0]), columns=split)
-    for node in group.nodes:
-        loops = None if node.is_reduction else _column_member(candidate, node.buffer)
-        if loops is None:
-            return None
-        candidate.nodes.append(loops)
-    return candidate
+    """A row group of pointwise nodes as a column group for split: over split's rows, or
+    over the group's own leading dims when split's rows are those flattened."""
+    kept = split[1]
+    first = tuple(group.nodes[0].buffer.body.ranges)
+    own = (first[: len(first) - len(kept)], kept) if len(first) >= len(kept) else split
+    for choice in sorted({split, own}, key=lambda c: -len(squeeze(c[0]))):
+        candidate = FusedGroup(group.name, squeeze(choice[0]), columns=choice)
+        for node in group.nodes:
+            loops = None if node.is_reduction else _column_member(candidate, node.buffer)
+            if loops is None:
+                break
+            candidate.nodes.append(loops)
+        else:
+            return candidate
+    return None
+
+
+def hoist_column_sums(
+    steps: list[ComputedBuffer | ExternCall],
+) -> list[ComputedBuffer | ExternCall]:
+    """A column sum (a bias or weight grad) moves up past the ATen calls it does not read,
+    to run beside the computed values before them: it may then join their kernel (one pass
+    over the rows instead of two), as inductor's scheduler fuses across externs."""
+    result: list[ComputedBuffer | ExternCall] = []
+    for step in steps:
+        position = len(result)
+        if isinstance(step, ComputedBuffer) and column_split(step) is not None:
+            reads = {name for name, _ in step.body.loop.loads()}
+            while position > 0 and _passable(result[position - 1], reads):
+                position -= 1
+            if position == 0 or not isinstance(result[position - 1], ComputedBuffer):
+                position = len(result)  # nothing to join: keep the graph's order
+        result.insert(position, step)
+    return result
+
+
+def _passable(step: ComputedBuffer | ExternCall, reads: set[str]) -> bool:
+    """An extern a computation may move before: a pure ATen op whose results it does not read."""
+    op = step.op if isinstance(step, ExternCall) else None
+    return (
+        isinstance(op, torch._ops.OpOverload)
+        and not op._schema.is_mutable
+        and not reads & {b.name for b in step.outputs}
+    )
 
 
 def schedule(
@@ -310,6 +382,7 @@ def schedule(
     result: list[Step] = []
     current: FusedGroup | None = None
     counter = 0
+    steps = hoist_column_sums(steps)
 
     def close() -> None:
         nonlocal current
@@ -338,7 +411,9 @@ def schedule(
                 continue
             close()
             current = FusedGroup(f"kernel{counter}", squeeze(split[0]), columns=split)
-            current.nodes.append(column_loops(step, split))
+            loops = column_loops(step, split)
+            assert loops is not None  # a column sum always splits by its own split
+            current.nodes.append(loops)
             counter += 1
             continue
         if current is not None:
