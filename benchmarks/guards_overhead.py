@@ -30,6 +30,7 @@ ROOT = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(ROOT / "packages" / "guards" / "src"))  # when run from a checkout
 
 from tools.results import record  # noqa: E402
+from tools.seed import toy_example  # noqa: E402
 
 from framejit.guards import (  # noqa: E402
     AttrSource,
@@ -41,13 +42,6 @@ from framejit.guards import (  # noqa: E402
     global_state_guard,
     native,
 )
-
-
-def toy_example(a, b):
-    x = a / (torch.abs(a) + 1)
-    if b.sum() < 0:
-        b = b * -1
-    return x * b
 
 
 def make_sum_fn(n: int):

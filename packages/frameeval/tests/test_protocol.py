@@ -17,6 +17,15 @@ def add_replaced(a, b):
     return ("replaced", a, b)
 
 
+def checks_by_a(count: int) -> dict:
+    """One check per value ``n`` of the argument ``a``: ``L['a'] == n``."""
+
+    def check_for(n):
+        return lambda L: L["a"] == n
+
+    return {n: check_for(n) for n in range(count)}
+
+
 def test_set_callback_returns_previous_and_installs_only_while_set():
     assert fe.hook_state()["current"] == "default"
     cb = lambda frame, cache: None  # noqa: E731
@@ -67,10 +76,7 @@ def test_callback_sees_frame_and_hit_skips_callback(recorder):
 
 
 def test_entries_are_most_recently_used_first():
-    def check_for(n):
-        return lambda L: L["a"] == n
-
-    checks = {n: check_for(n) for n in range(3)}
+    checks = checks_by_a(3)
 
     def cb(frame, cache):
         if frame.f_code is add.__code__:
@@ -140,10 +146,7 @@ def test_clear_drops_entries(recorder):
 
 
 def test_discard_drops_only_the_entries_of_that_check():
-    def check_for(n):
-        return lambda L: L["a"] == n
-
-    checks = {n: check_for(n) for n in range(3)}
+    checks = checks_by_a(3)
 
     def cb(frame, cache):
         if frame.f_code is add.__code__:

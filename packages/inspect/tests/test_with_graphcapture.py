@@ -239,14 +239,19 @@ def test_command_line_runs_a_script_with_dump_and_summary(tmp_path):
     assert (tmp_path / "out" / "000_f" / "transformed_decompiled.py").is_file()
 
 
-def test_dump_dir_environment_variable(tmp_path):
+def _dumps_with_env_var(tmp_path, text: str) -> None:
+    """``text`` run as a script with FRAMEJIT_DUMP_DIR set dumps its compiled frame there."""
     script = tmp_path / "script.py"
-    script.write_text("import framejit.inspect\n" + SCRIPT)
+    script.write_text(text)
     out = tmp_path / "env-dump"
     result = _run([str(script)], env={"FRAMEJIT_DUMP_DIR": str(out)})
     assert result.returncode == 0, result.stderr
     assert (out / "index.txt").is_file()
     assert (out / "000_f" / "guards.txt").is_file()
+
+
+def test_dump_dir_environment_variable(tmp_path):
+    _dumps_with_env_var(tmp_path, "import framejit.inspect\n" + SCRIPT)
 
 
 def test_dump_dir_environment_variable_without_importing_inspect(tmp_path):
@@ -256,10 +261,4 @@ def test_dump_dir_environment_variable_without_importing_inspect(tmp_path):
 
     if not any(ep.name == "dump-dir" for ep in entry_points(group="framejit.listeners")):
         pytest.skip("framejit-inspect is not installed (source checkout): no entry points")
-    script = tmp_path / "script.py"
-    script.write_text(SCRIPT + "assert 'framejit.inspect.dump' in sys.modules\n")
-    out = tmp_path / "env-dump"
-    result = _run([str(script)], env={"FRAMEJIT_DUMP_DIR": str(out)})
-    assert result.returncode == 0, result.stderr
-    assert (out / "index.txt").is_file()
-    assert (out / "000_f" / "guards.txt").is_file()
+    _dumps_with_env_var(tmp_path, SCRIPT + "assert 'framejit.inspect.dump' in sys.modules\n")
