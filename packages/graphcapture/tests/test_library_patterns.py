@@ -8,6 +8,7 @@ import abc
 import collections.abc
 import enum
 import functools
+import typing
 
 import pytest
 import torch
@@ -360,3 +361,80 @@ def test_list_index_of_a_missing_item_raises_value_error():
 
     with pytest.raises(ValueError):
         fj.compile(f, backend="eager")(torch.randn(3))
+
+
+# huggingface_hub's strict dataclasses pick a validator from a dict keyed by types and
+# typing special forms (`_BASIC_TYPE_VALIDATORS.get(get_origin(t))`)
+def _check_list(x):
+    return x + 1
+
+
+def _check_union(x):
+    return x * 2
+
+
+VALIDATORS = {
+    typing.Union: _check_union,
+    list: _check_list,
+    "plain": _check_list,
+    typing.Literal: abs,
+}
+
+
+def test_dict_keyed_by_types_and_special_forms():
+    def f(x, t):
+        validator = VALIDATORS.get(typing.get_origin(t))
+        missing = VALIDATORS.get(dict)
+        return validator(x) if missing is None else x
+
+    compiled = one_graph(f, torch.randn(3), typing.Optional[int])  # noqa: UP045
+    x = torch.randn(3)
+    for t in (typing.Union[int, str], typing.Literal["a"]):  # noqa: UP007 (hit, recompile)
+        torch.testing.assert_close(compiled(x, t), f(x, t))
+
+
+def test_dict_keyed_by_types_rebound_between_calls_recompiles():
+    table = {int: _check_list, list: _check_union}
+
+    def f(x):
+        return table[list](x)
+
+    compiled = fj.compile(f)
+    x = torch.randn(3)
+    torch.testing.assert_close(compiled(x), x * 2)
+    table[list] = _check_list  # the value read by position is guarded
+    torch.testing.assert_close(compiled(x), x + 1)
+    del table[int]
+    table[int] = _check_union  # same keys, new order: the key at position 0 changed
+    torch.testing.assert_close(compiled(x), x + 1)
+    table.clear()
+    table[tuple] = _check_list
+    table[list] = _check_union
+    torch.testing.assert_close(compiled(x), x * 2)
+
+
+class Record:
+    def __init__(self):
+        self.a = 1
+
+
+def test_key_in_instance_dict():
+    def f(x, obj):
+        made = Record()
+        extra = 1 if "b" in made.__dict__ else 0
+        return x + ("a" in obj.__dict__) + ("b" in obj.__dict__) + extra
+
+    obj = Record()
+    compiled = one_graph(f, torch.randn(3), obj)
+    obj.b = 2  # its absence was guarded
+    torch.testing.assert_close(compiled(torch.ones(3), obj), torch.ones(3) + 2)
+
+
+def test_loss_module_built_in_the_frame():
+    """transformers' heads build `CrossEntropyLoss()` in forward: its `weight` buffer is
+    None, so it holds no state and is made at trace time."""
+
+    def f(logits, labels):
+        return torch.nn.CrossEntropyLoss()(logits.view(-1, 3), labels.view(-1))
+
+    one_graph(f, torch.randn(4, 3), torch.tensor([0, 2, 1, 0]))

@@ -8,12 +8,15 @@ from typing import TYPE_CHECKING, Any
 from framejit.guards import (
     AttrSource,
     DictItemSource,
+    DictKeyAtSource,
+    DictValueAtSource,
     GlobalSource,
     ItemSource,
     LocalSource,
     ShapeSource,
     SubclassesSource,
 )
+from framejit.guards.source import dict_key_at, dict_value_at
 
 if TYPE_CHECKING:
     from .codegen import PyCodegen
@@ -21,6 +24,8 @@ if TYPE_CHECKING:
 __all__ = [
     "AttrSource",
     "DictItemSource",
+    "DictKeyAtSource",
+    "DictValueAtSource",
     "GlobalSource",
     "ItemSource",
     "LocalSource",
@@ -82,6 +87,12 @@ def emit_load(cg: PyCodegen, source: Any) -> None:
         cg.add_push_null(lambda: cg.load_const(type.__subclasses__))
         emit_load(cg, source.base)
         cg.call(1)
+    elif isinstance(source, (DictKeyAtSource, DictValueAtSource)):  # by position
+        helper = dict_key_at if isinstance(source, DictKeyAtSource) else dict_value_at
+        cg.add_push_null(lambda: cg.load_const(helper))
+        emit_load(cg, source.base)
+        cg.load_const(source.index)
+        cg.call(2)
     elif isinstance(source, ShapeSource):  # a size symbol's value: x.shape[d] (== x.size()[d])
         emit_load(cg, source.base)
         cg.load_attr("shape")

@@ -18,6 +18,7 @@ Sources are frozen dataclasses: hashable, comparable, usable as dict keys.
 from __future__ import annotations
 
 import builtins
+import itertools
 import keyword
 import os
 from dataclasses import dataclass
@@ -251,6 +252,54 @@ class DictItemSource(Source):
 
     def get(self, L, G):
         return dict.__getitem__(self.base.get(L, G), self.key)
+
+
+def dict_key_at(d: dict, index: int) -> Any:
+    """The key at position ``index`` of a dict (insertion order)."""
+    return next(itertools.islice(dict.keys(d), index, None))
+
+
+def dict_value_at(d: dict, index: int) -> Any:
+    """The value at position ``index`` of a dict (insertion order)."""
+    return next(itertools.islice(dict.values(d), index, None))
+
+
+@_source
+class DictKeyAtSource(Source):
+    """The key at position ``index`` of the dict ``base``: how a key that cannot be rendered
+    as a literal (a class, ``typing.Union``, a function) is reached, to be ID_MATCHed."""
+
+    base: Source
+    index: int
+    helpers: ClassVar[tuple[str, ...]] = ("___dict_key_at",)
+
+    def base_source(self) -> Source:
+        return self.base
+
+    def spell(self, base: str) -> str:
+        return f"___dict_key_at({base}, {int(self.index)})"
+
+    def get(self, L, G):
+        return dict_key_at(self.base.get(L, G), self.index)
+
+
+@_source
+class DictValueAtSource(Source):
+    """The value at position ``index`` of the dict ``base`` (its key guarded by a
+    ``DictKeyAtSource`` at the same position)."""
+
+    base: Source
+    index: int
+    helpers: ClassVar[tuple[str, ...]] = ("___dict_value_at",)
+
+    def base_source(self) -> Source:
+        return self.base
+
+    def spell(self, base: str) -> str:
+        return f"___dict_value_at({base}, {int(self.index)})"
+
+    def get(self, L, G):
+        return dict_value_at(self.base.get(L, G), self.index)
 
 
 @_source
@@ -500,4 +549,6 @@ SOURCE_HELPERS: dict[str, Any] = {
     "___tuple_iterator_len": tuple_iterator_len,
     "___dict_getitem": dict.__getitem__,
     "___type_subclasses": type.__subclasses__,
+    "___dict_key_at": dict_key_at,
+    "___dict_value_at": dict_value_at,
 }

@@ -14,6 +14,7 @@ import enum
 import functools
 import os
 import types
+import typing
 from typing import Any
 
 import torch
@@ -23,7 +24,14 @@ from framejit.guards import GuardKind, numpy_number
 from ..dim_policy import DYNAMIC_DIMS_ATTR, marked_dims
 from ..dynamic_shapes import ShapeTracker
 from ..exc import Unsupported
-from ..sources import AttrSource, ItemSource, param_source, source_name
+from ..sources import (
+    AttrSource,
+    DictKeyAtSource,
+    DictValueAtSource,
+    ItemSource,
+    param_source,
+    source_name,
+)
 from .base import ConcreteValueVariable, ConstantVariable, VariableTracker, is_constant_value
 from .builtins import BuiltinVariable
 from .collections_models import CounterVariable, DefaultDictVariable, DequeVariable
@@ -108,6 +116,11 @@ def _build(tx, value: Any, source) -> VariableTracker:
         # or attribute holding another member recompiles)
         _guard(tx, source, GuardKind.ID_MATCH, value)
         return ConstantVariable(value, source)
+    if isinstance(value, typing._SpecialForm):
+        # typing.Union, typing.Optional, ...: singletons, folded like enum members (a dict
+        # keyed by them is looked up by identity)
+        _guard(tx, source, GuardKind.ID_MATCH, value)
+        return ConstantVariable(value, source)
     if type(value) is frozenset:
         return _wrap_set(tx, value, source)
     if is_constant_value(value):
@@ -158,13 +171,8 @@ def _build(tx, value: Any, source) -> VariableTracker:
         ]
         return ListVariable(items, source)
     if type(value) in _DICT_TYPES:
-        if not all(type(k) in (str, int) for k in value):
-            raise Unsupported("dict with non-str/int keys")
         _guard(tx, source, GuardKind.TYPE_MATCH, value)
-        _guard(tx, source, GuardKind.DICT_KEYS, value)
-        items = {
-            k: wrap(tx, v, ItemSource(source, k) if source else None) for k, v in value.items()
-        }
+        items = _wrap_dict_items(tx, value, source)
         if type(value) is collections.defaultdict:
             factory_source = AttrSource(source, "default_factory") if source else None
             factory = wrap(tx, value.default_factory, factory_source)
@@ -447,6 +455,33 @@ def wrap_tensor(tx, value: torch.Tensor, source) -> VariableTracker:
             AttrSource(source, DYNAMIC_DIMS_ATTR), GuardKind.HASATTR, False, origin=tx.origin()
         )
     return TensorVariable(graph_input.node, graph_input.example, source, python_cls=type(value))
+
+
+def _identity_key(key) -> bool:
+    """A key hashed and compared by identity (a class, typing.Union, a function)."""
+    cls = type(key)
+    return cls.__hash__ is object.__hash__ and cls.__eq__ is object.__eq__
+
+
+def _wrap_dict_items(tx, value: dict, source) -> dict:
+    """The items of a real dict, each wrapped with its source.  Literal keys (str, int) are
+    guarded all at once (DICT_KEYS) and their values read by key; a dict with identity keys
+    (huggingface_hub's validators keyed by `typing.Union`, `list`, ...) has each key guarded
+    by position (ID_MATCH; literal ones EQUALS_MATCH) and its values read by position."""
+    if all(type(k) in (str, int) for k in value):
+        _guard(tx, source, GuardKind.DICT_KEYS, value)
+        return {k: wrap(tx, v, ItemSource(source, k) if source else None) for k, v in value.items()}
+    if not all(type(k) in (str, int) or _identity_key(k) for k in value):
+        raise Unsupported("dict with keys that are neither str/int nor compared by identity")
+    if source is None:
+        return {k: wrap(tx, v, None) for k, v in value.items()}
+    _guard(tx, source, GuardKind.LENGTH_CHECK, value)
+    items = {}
+    for i, (k, v) in enumerate(value.items()):
+        kind = GuardKind.EQUALS_MATCH if type(k) in (str, int) else GuardKind.ID_MATCH
+        _guard(tx, DictKeyAtSource(source, i), kind, k)
+        items[k] = wrap(tx, v, DictValueAtSource(source, i))
+    return items
 
 
 def wrap_parameter(

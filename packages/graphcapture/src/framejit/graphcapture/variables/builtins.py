@@ -22,6 +22,7 @@ from .containers import (
 )
 from .functools_models import PartialVariable
 from .iterators import zip_items
+from .objects import InstanceDictVariable
 from .sets import SetVariable, build_set, set_binary_op, tracker_of_key
 from .sym_node import SymNodeVariable, sym_binary_op
 from .tensor import TensorVariable, setitem_tensor  # noqa: F401 (re-exported)
@@ -117,6 +118,8 @@ def contains_op(tx, container: VariableTracker, needle: VariableTracker) -> bool
     if isinstance(container, SetVariable):
         return container.contains(tx, needle)
     if isinstance(container, (DictVariable, BaseListVariable, DictViewVariable)):
+        return container.call_method(tx, "__contains__", [needle], {}).as_python_constant()
+    if isinstance(container, InstanceDictVariable):  # `key in obj.__dict__`
         return container.call_method(tx, "__contains__", [needle], {}).as_python_constant()
     if isinstance(container, IteratorVariable):
         return any(

@@ -151,7 +151,9 @@ def _construct_stateless_module(cls, args: list, kwargs: dict) -> VariableTracke
         )
     except Exception as e:  # eager raises it, for real, after the break
         raise Unsupported(f"{type(e).__name__} constructing a {cls.__name__}") from e
-    if module._parameters or module._buffers or module._modules:
+    # a None entry (CrossEntropyLoss's `weight` buffer when none is given) holds no state
+    state = [*module._parameters.values(), *module._buffers.values()]
+    if module._modules or any(t is not None for t in state):
         return None  # its initial state came from the RNG or inputs: not rebuilt this way
     return InFrameModuleVariable(module, args, kwargs)
 
