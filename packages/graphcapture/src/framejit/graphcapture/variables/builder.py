@@ -14,7 +14,6 @@ import enum
 import functools
 import os
 import types
-import typing
 from typing import Any
 
 import torch
@@ -114,11 +113,6 @@ def _build(tx, value: Any, source) -> VariableTracker:
     if isinstance(value, enum.Enum):
         # members are singletons: folded, with the member itself guarded (a rebound global
         # or attribute holding another member recompiles)
-        _guard(tx, source, GuardKind.ID_MATCH, value)
-        return ConstantVariable(value, source)
-    if isinstance(value, typing._SpecialForm):
-        # typing.Union, typing.Optional, ...: singletons, folded like enum members (a dict
-        # keyed by them is looked up by identity)
         _guard(tx, source, GuardKind.ID_MATCH, value)
         return ConstantVariable(value, source)
     if type(value) is frozenset:

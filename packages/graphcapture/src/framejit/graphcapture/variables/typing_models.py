@@ -10,8 +10,10 @@ as a constant.
 from __future__ import annotations
 
 import operator
+import types
 from typing import Any
 
+from ..exc import Unsupported
 from .base import ConcreteValueVariable, VariableTracker, fold
 
 
@@ -24,6 +26,22 @@ class TypingFormVariable(ConcreteValueVariable):
 
     def getitem(self, tx, index: VariableTracker) -> VariableTracker:
         return TypingFormVariable(fold(operator.getitem, self.value, index.as_python_constant()))
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        # forms and aliases are immutable and identity-guarded: `Optional[int].__origin__`
+        # (typing.get_origin) is fixed by the form
+        from .builder import wrap
+
+        try:
+            value = getattr(self.value, name)
+        except AttributeError:
+            raise Unsupported(f"AttributeError: {self.value!r} has no attribute {name!r}") from None
+        is_method = isinstance(value, types.MethodType) or (
+            callable(value) and not isinstance(value, type)
+        )
+        if is_method and not is_typing_form(value):
+            raise Unsupported(f"method {name!r} of a typing form")
+        return wrap(tx, value, None)
 
     def reconstruct(self, cg) -> None:
         if self.source is not None:
