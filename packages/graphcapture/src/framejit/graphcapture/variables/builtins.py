@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import math
 import operator
+import types
 
 import torch
 
@@ -238,7 +239,7 @@ def _same_object(a, b) -> bool | None:
         if not is_constant_value(va):
             return va is vb
     if isinstance(a, TensorVariable) and isinstance(b, TensorVariable):
-        return a.node is b.node
+        return a.identity() is b.identity()
     if a.is_python_constant() and b.is_python_constant():
         return a.as_python_constant() is b.as_python_constant()
     if (a.is_python_constant() and a.as_python_constant() is None) or (
@@ -352,9 +353,9 @@ def _dict_fromkeys(keys, value=None):
 
 FOLDABLE = {
     abs, all, any, bool, chr, divmod, float, format, hash, int, len, max, min, ord, pow,
-    repr, round, str, sum, math.sqrt, math.floor, math.ceil, math.log, math.exp, math.pi,
-    math.prod, math.isclose, math.gcd, math.cos, math.sin, math.tan, math.log2, math.log10,
-    math.isinf, math.isnan, math.isfinite, math.trunc, math.fabs, math.atan, math.tanh,
+    repr, round, str, sum,
+    # every function of math is pure: on constant arguments it folds
+    *(f for f in vars(math).values() if isinstance(f, types.BuiltinFunctionType)),
 }  # fmt: skip
 
 
@@ -575,6 +576,10 @@ def _getattr(tx, obj, name, default=None):
 
 def _hasattr(tx, obj, name):
     attr = name.as_python_constant()
+    known = getattr(obj, "has_attribute", None)
+    answer = known(attr) if known is not None else None
+    if answer is not None:
+        return ConstantVariable(answer)
     try:
         obj.var_getattr(tx, attr)
         return ConstantVariable(True)
@@ -631,7 +636,12 @@ def _callable(tx, obj):
         return ConstantVariable(callable(obj.value))  # decided by the (guarded) class
     if obj.is_python_constant():
         return ConstantVariable(callable(obj.as_python_constant()))
-    return None
+    try:
+        cls = obj.python_type()
+    except (NotImplementedError, Unsupported):
+        return None
+    # callable() asks the type for __call__; a tracker's type is its value's (guarded) type
+    return ConstantVariable(any("__call__" in vars(c) for c in cls.__mro__))
 
 
 def _slice(tx, *args):

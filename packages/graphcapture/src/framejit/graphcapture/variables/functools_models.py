@@ -44,6 +44,13 @@ class PartialVariable(VariableTracker):
             return DictVariable(dict(self.kwargs))
         raise Unsupported(f"attribute {name!r} of functools.partial")
 
+    def has_attribute(self, name: str) -> bool | None:
+        """hasattr() of a partial made in the frame: its instance dict is empty (the trace
+        sets no attributes on it), so functools.partial's own attributes decide."""
+        if self.source is not None:
+            return None
+        return hasattr(_PROBE, name)
+
     def reconstruct(self, cg) -> None:
         if self.source is not None:
             cg.load_source(self.source)
@@ -61,6 +68,9 @@ class PartialVariable(VariableTracker):
 
     def __repr__(self) -> str:
         return f"PartialVariable({self.func!r})"
+
+
+_PROBE = functools.partial(print)
 
 
 def _make_partial(func, args, keywords):

@@ -40,7 +40,7 @@ def _identity(vt: VariableTracker):
     from .tensor import TensorVariable
 
     if isinstance(vt, TensorVariable):
-        return vt.node
+        return vt.identity()
     value = getattr(vt, "value", None)
     if value is not None and not is_constant_value(value):
         return value

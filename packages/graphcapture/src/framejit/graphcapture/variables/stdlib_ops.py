@@ -18,7 +18,9 @@ BINARY = (
     operator.imul, operator.itruediv, operator.ifloordiv, operator.imod, operator.ipow,
     operator.imatmul, operator.iand, operator.ior, operator.ixor,
 )  # fmt: skip
-UNARY = (operator.neg, operator.pos, operator.invert, operator.not_)
+UNARY = (operator.neg, operator.pos, operator.invert, operator.not_, operator.abs)
+# answered only for constant arguments (on a tensor they would read its data)
+CONSTANT_ONLY = (operator.index, operator.length_hint)
 
 
 def _binary(op):
@@ -31,6 +33,18 @@ def _binary(op):
 def _unary(op):
     def handler(tx, a):
         return unary_op(tx, op, a)
+
+    return handler
+
+
+def _constant_only(op):
+    def handler(tx, *args):
+        from ..exc import Unsupported
+        from .base import ConstantVariable, fold
+
+        if not all(a.is_python_constant() for a in args):
+            raise Unsupported(f"operator.{op.__name__} of a non-constant")
+        return ConstantVariable(fold(op, *(a.as_python_constant() for a in args)))
 
     return handler
 
@@ -48,6 +62,7 @@ def _truth(tx, obj):
 OPERATOR_HANDLERS = {
     **{op: _binary(op) for op in BINARY},
     **{op: _unary(op) for op in UNARY},
+    **{op: _constant_only(op) for op in CONSTANT_ONLY},
     operator.getitem: _getitem,
     operator.truth: _truth,
 }

@@ -69,6 +69,11 @@ class TensorVariable(VariableTracker):
     def python_type(self) -> type:
         return self.python_cls
 
+    def identity(self):
+        """What `is` compares: the FakeTensor.  An op that returns its input (`x.add_(1)`,
+        `x.to(x.dtype)`) returns the input's FakeTensor, as eager returns the same tensor."""
+        return self.example
+
     def as_proxy(self):
         return self.node
 

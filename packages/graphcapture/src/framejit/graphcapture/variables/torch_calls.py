@@ -31,6 +31,11 @@ _has_torch_function = {
     torch.overrides.has_torch_function_variadic,
 }
 CONSTANT_FUNCTIONS |= _has_torch_function
+if torch.distributed.is_available():  # fixed for the process (how torch was built)
+    CONSTANT_FUNCTIONS.add(torch.distributed.is_available)
+# Answered from the arguments' metadata (tensors: their FakeTensor; dtype and type are in
+# TENSOR_MATCH), however the arguments are passed.
+METADATA_FUNCTIONS = {torch.is_floating_point, torch.is_complex, torch.is_tensor}
 
 # Modules whose functions change process state or are not tensor math.
 REFUSED_MODULE_PREFIXES = (
@@ -139,6 +144,14 @@ def call_torch_function(tx, fn_vt, args: list, kwargs: dict) -> VariableTracker:
         return args[1]  # a type hint for TorchScript; the value itself in Python
     if fn in _has_torch_function:
         return ConstantVariable(_any_subclass(args))
+    if fn is torch.jit._unwrap_optional and len(args) == 1 and not kwargs:
+        if args[0].is_python_constant() and args[0].as_python_constant() is None:
+            raise Unsupported("AssertionError: _unwrap_optional of None")
+        return args[0]  # a TorchScript type refinement; the value itself in Python
+    if fn in METADATA_FUNCTIONS and _metadata_args(args, kwargs):
+        values = [_metadata_value(a) for a in args]
+        kw = {k: _metadata_value(v) for k, v in kwargs.items()}
+        return ConstantVariable(fn(*values, **kw))
     if fn in CONSTANT_FUNCTIONS and not any(a.has_tensors() for a in args):
         values = [a.as_python_constant() for a in args]
         kw = {k: v.as_python_constant() for k, v in kwargs.items()}
@@ -157,6 +170,16 @@ def call_torch_function(tx, fn_vt, args: list, kwargs: dict) -> VariableTracker:
     if isinstance(fn, type):
         raise Unsupported(f"constructing {fn.__qualname__}")
     return tx.output.call_op("call_function", fn, args, kwargs)
+
+
+def _metadata_args(args: list, kwargs: dict) -> bool:
+    return all(
+        isinstance(a, TensorVariable) or a.is_python_constant() for a in [*args, *kwargs.values()]
+    )
+
+
+def _metadata_value(vt: VariableTracker):
+    return vt.as_example() if isinstance(vt, TensorVariable) else vt.as_python_constant()
 
 
 def _is_state_query(fn, args, kwargs) -> bool:

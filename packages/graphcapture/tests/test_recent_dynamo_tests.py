@@ -1,0 +1,98 @@
+"""Patterns from recent torch test/dynamo files (benchmarks/dynamo_tests.py measures them),
+each compared with eager and with torch.compile's frame count on fullgraph=True."""
+
+from __future__ import annotations
+
+import copy
+import functools
+import math
+import operator
+
+import pytest
+import torch
+import torch._dynamo.testing
+
+from framejit import graphcapture as fj
+
+
+def _check(fn, *args):
+    """fn under framejit (fullgraph) equals eager, in as many frames as torch.compile
+    (each run on its own copy of the arguments: fn may mutate them)."""
+    expected = fn(*copy.deepcopy(args))
+    fj.reset()
+    counter = fj.testing.CompileCounter()
+    got = fj.compile(fn, backend=counter, fullgraph=True)(*copy.deepcopy(args))
+    torch.testing.assert_close(got, expected)
+    torch._dynamo.reset()
+    torch_counter = torch._dynamo.testing.CompileCounter()
+    torch.compile(fn, backend=torch_counter, fullgraph=True)(*copy.deepcopy(args))
+    assert counter.frame_count == torch_counter.frame_count
+    return got
+
+
+def test_in_place_method_result_is_its_tensor():
+    # `y = x.add_(1)` is x itself: `is`, `is not` and set membership see one object
+    def fn(x):
+        y = x.add_(1)
+        z = torch.Tensor.mul_(y, 2)
+        s = {x}
+        s.add(y)
+        return x is y, y is not z, z in s, len(s)
+
+    assert _check(fn, torch.ones(3)) == (True, False, True, 1)
+
+
+def test_distinct_tensors_stay_distinct():
+    def fn(x):
+        y = x + 1
+        return x is y, len({x, y})
+
+    assert _check(fn, torch.ones(2)) == (False, 2)
+
+
+@pytest.mark.parametrize("attr", ["func", "args", "__call__", "__dict__", "__name__", "__code__"])
+def test_hasattr_of_a_partial_made_in_the_frame(attr):
+    def fn(t):
+        p = functools.partial(lambda x, y: torch.sin(x) + y, y=t)
+        return p(t) if hasattr(p, attr) else torch.zeros_like(t)
+
+    _check(fn, torch.randn(3))
+
+
+def test_callable_of_instances_tensors_and_containers():
+    class WithCall:
+        def __call__(self):
+            return 1
+
+    class Plain:
+        pass
+
+    def fn(x, a, b):
+        flags = (callable(a), callable(b), callable(x), callable([x]), callable((1, 2)))
+        return x + sum(f * 2**i for i, f in enumerate(flags))
+
+    _check(fn, torch.ones(2), WithCall(), Plain())
+
+
+def test_math_and_operator_functions_fold_on_constants():
+    def fn(x, a):
+        ops = (operator.abs, operator.neg, operator.index, operator.length_hint)
+        folded = [op(-3) if op is not operator.length_hint else op((1, 2)) for op in ops]
+        return x + math.radians(a) + math.hypot(3, 4) + sum(folded)
+
+    _check(fn, torch.ones(2), 12)
+
+
+def test_tensor_metadata_queries_by_keyword():
+    def fn(x):
+        y = x + 1
+        return torch.is_floating_point(input=y), torch.is_complex(y), torch.is_tensor(y)
+
+    assert _check(fn, torch.ones(2)) == (True, False, True)
+
+
+def test_jit_unwrap_optional_is_the_value():
+    def fn(x):
+        return torch.jit._unwrap_optional(x).sin()
+
+    _check(fn, torch.ones(2))
