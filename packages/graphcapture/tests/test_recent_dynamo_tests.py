@@ -96,3 +96,77 @@ def test_jit_unwrap_optional_is_the_value():
         return torch.jit._unwrap_optional(x).sin()
 
     _check(fn, torch.ones(2))
+
+
+class _Exc(Exception):
+    pass
+
+
+def _raises_in_callee(x):
+    raise NotImplementedError("from the callee")
+
+
+@pytest.mark.parametrize(
+    "body",
+    ["raise", "callee", "missing key", "zero division", "next", "with", "finally", "tuple"],
+)
+def test_exceptions_caught_in_the_trace(body):
+    def fn(x, d):
+        x = x.cos()
+        try:
+            if body == "raise":
+                raise _Exc(1, 2.0)
+            if body == "callee":
+                _raises_in_callee(x)
+            if body == "missing key":
+                x = x * d["missing"]
+            if body == "zero division":
+                x = x / (1 // len(d))
+            if body == "next":
+                next(iter([]))
+            if body == "with":
+                with torch.no_grad():
+                    x = x.sin()
+                    raise ValueError
+            if body in ("finally", "tuple"):
+                try:
+                    raise KeyError("k")
+                finally:
+                    x = x + 10
+        except (_Exc, NotImplementedError) as e:
+            x = x + len(e.args)
+        except (KeyError, ZeroDivisionError, StopIteration, ValueError):
+            x = x.sigmoid()
+        return x * 2
+
+    d = {} if body == "zero division" else {"present": 1}
+    x = torch.ones(3, requires_grad=True)
+    got = _check(fn, x, d)
+    # grad mode after an exception left a no_grad block is the mode outside it again
+    assert got.requires_grad == fn(x, d).requires_grad
+    assert torch.is_grad_enabled()
+
+
+def test_missing_key_answer_is_guarded():
+    def fn(x, d):
+        try:
+            return x * d["k"]
+        except KeyError:
+            return x - 1
+
+    compiled = fj.compile(fn, backend="eager")
+    for d in ({}, {"k": 3}, {}):
+        torch.testing.assert_close(compiled(torch.ones(2), d), fn(torch.ones(2), d))
+
+
+def test_graph_break_after_a_handler_breaks_at_the_raise():
+    def fn(x):
+        x = x + 1
+        try:
+            raise KeyError("a")
+        except KeyError as e:
+            x = x * len(e.args)
+            print("", end="")  # a graph break inside the handler
+        return x * 2
+
+    torch.testing.assert_close(fj.compile(fn, backend="eager")(torch.ones(2)), fn(torch.ones(2)))

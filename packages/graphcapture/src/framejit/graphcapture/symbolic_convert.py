@@ -48,6 +48,12 @@ from .variables.builtins import (
     identity_compare,
     unary_op,
 )
+from .variables.exceptions import (
+    ExceptionObjectVariable,
+    ObservedException,
+    TracedRaise,
+    exception_matches,
+)
 from .variables.functions import MethodRef
 from .variables.objects import (
     GradModeVariable,
@@ -82,6 +88,8 @@ class InstructionTranslatorBase:
         self.kw_names: tuple = ()
         self.done = False
         self.return_value: VariableTracker | None = None
+        # the exception an except block of this trace is handling (sys.exc_info()[1])
+        self.handled: VariableTracker | None = None if parent is None else parent.handled
         self.depth = 0 if parent is None else parent.depth + 1
         self.root = self if parent is None else parent.root
 
@@ -106,14 +114,65 @@ class InstructionTranslatorBase:
         return items
 
     def step(self) -> None:
-        inst = self.insts[self.ip]
+        index = self.ip
+        inst = self.insts[index]
         self.current = inst
         self.ip += 1
         handler = self.dispatch.get(inst.opname)
         if handler is None:
             raise Unsupported(f"opcode {inst.realname} is not supported")
         self.root.count_instruction()
-        handler(self, inst)
+        try:
+            handler(self, inst)
+        except ObservedException as e:
+            if not self.catch(e, index):
+                raise
+
+    # ------------------------------------------------------------------ exceptions
+    def catch(self, exc: ObservedException, index: int) -> bool:
+        """Enter this code's handler for an exception raised at instruction `index`, as
+        CPython unwinds: the stack cut to the entry's depth, (lasti,) exc pushed."""
+        entry = self.decoded.handler_for(index)
+        if entry is None or len(self.stack) < entry.depth:
+            return False
+        self.entered_handler(index)
+        del self.stack[entry.depth :]
+        self.kw_names = ()
+        if entry.lasti:
+            self.push(ConstantVariable(self.insts[index].offset))
+        self.push(exc.exc)
+        self.ip = entry.target
+        return True
+
+    def entered_handler(self, index: int) -> None:
+        """A handler of this code runs (the root frame remembers where: see run)."""
+
+    def PUSH_EXC_INFO(self, inst):
+        exc = self.pop()
+        self.push(self.handled if self.handled is not None else ConstantVariable(None))
+        self.handled = exc
+        self.push(exc)
+
+    def POP_EXCEPT(self, inst):
+        previous = self.pop()
+        self.handled = None if self._is_none(previous) else previous
+
+    def CHECK_EXC_MATCH(self, inst):
+        spec = self.pop()
+        self.push(ConstantVariable(exception_matches(self.stack[-1], spec)))
+
+    def RERAISE(self, inst):
+        exc = self.pop()  # (an oparg only says where the lasti sits: CPython peeks it)
+        if not isinstance(exc, ExceptionObjectVariable):
+            raise Unsupported(f"re-raise of {exc}")
+        raise TracedRaise(self, exc)
+
+    def WITH_EXCEPT_START(self, inst):
+        exit_fn = self.stack[-4]
+        if not isinstance(exit_fn, WithExitVariable):
+            raise Unsupported(f"exception through a with-block over {exit_fn}")
+        exit_fn.call_function(self, [], {})  # grad-mode and null contexts never swallow it
+        self.push(ConstantVariable(False))
 
     def jump(self, inst: Inst) -> None:
         self.ip = inst.target
@@ -692,8 +751,12 @@ class InstructionTranslatorBase:
     def RAISE_VARARGS(self, inst):
         from .variables.exceptions import raise_exception
 
-        if inst.arg != 1:
-            raise Unsupported("raise statement in traced code")
+        if inst.arg == 0:  # bare `raise`: the exception being handled
+            if self.handled is None:
+                raise Unsupported("bare raise outside a traced except block")
+            raise TracedRaise(self, self.handled)
+        if inst.arg == 2:
+            self.pop()  # `raise exc from cause`: the cause is not traced (nothing reads it)
         raise_exception(self, inst, self.stack[-1])
 
     def LOAD_ASSERTION_ERROR(self, inst):
@@ -761,6 +824,7 @@ class InstructionTranslator(InstructionTranslatorBase):
         self.instruction_count = 0
         self.break_inst: Inst | None = None
         self.aliases: dict[str, Any] = {}
+        self.first_handler: tuple[Inst, int] | None = None  # (raising instruction, visit)
 
     def count_instruction(self) -> None:
         self.instruction_count += 1
@@ -808,7 +872,15 @@ class InstructionTranslator(InstructionTranslatorBase):
             try:
                 self.step()
             except Unsupported as e:
+                if self.first_handler is not None:
+                    # a break after a handler of this frame ran: the break goes where the
+                    # exception was raised (no resume function starts inside a handler)
+                    inst, visit = self.first_handler
                 raise RestartAnalysis(inst.offset, e.reason, inst.lineno, visit, inst.index) from e
+
+    def entered_handler(self, index: int) -> None:
+        if self.first_handler is None:
+            self.first_handler = (self.insts[index], self.visits[index])
 
     def RETURN_VALUE(self, inst):
         self.return_value = self.pop()

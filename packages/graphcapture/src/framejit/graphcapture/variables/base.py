@@ -208,8 +208,13 @@ def fold(fn, *values):
     try:
         return fn(*values)
     except Exception as e:
+        from .exceptions import is_builtin_exception, observed
+
         name = getattr(fn, "__name__", repr(fn))
-        raise Unsupported(f"{type(e).__name__} in {name} on constants") from e
+        reason = f"{type(e).__name__} in {name} on constants"
+        if is_builtin_exception(type(e)):  # raised as eager raises it, for a handler to catch
+            raise observed(type(e), *e.args, reason=reason) from e
+        raise Unsupported(reason) from e
 
 
 REVERSED_OPERATORS = {operator.lt: operator.gt, operator.gt: operator.lt}

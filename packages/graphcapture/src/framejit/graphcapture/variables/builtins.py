@@ -21,6 +21,7 @@ from .containers import (
     SliceVariable,
     TupleVariable,
 )
+from .exceptions import observed
 from .functools_models import PartialVariable
 from .iterators import zip_items
 from .objects import InstanceDictVariable
@@ -449,7 +450,7 @@ def _next(tx, it, default=None):
         if item is None:
             if default is not None:
                 return default
-            raise Unsupported("StopIteration from next()")
+            raise observed(StopIteration, reason="StopIteration from next()")
         return item
     raise Unsupported(f"next() on {it}")
 

@@ -13,6 +13,7 @@ import collections
 from ..exc import Unsupported
 from .base import ConstantVariable, VariableTracker
 from .containers import DictVariable, ListVariable, TupleVariable
+from .exceptions import observed
 from .sets import load_key, tracker_of_key
 
 
@@ -44,7 +45,7 @@ class DefaultDictVariable(DictVariable):
 
     def _missing(self, tx, key):
         if self.factory.is_python_constant() and self.factory.as_python_constant() is None:
-            raise Unsupported(f"KeyError: {key!r}")
+            raise observed(KeyError, key, reason=f"KeyError: {key!r}")
         value = self.factory.call_function(tx, [], {})
         tx.output.side_effects.mutated(self)
         self.items[key] = value

@@ -9,6 +9,7 @@ import torch
 
 from ..exc import Unsupported
 from .base import BoundBuiltinMethodVariable, ConstantVariable, VariableTracker, fold
+from .exceptions import observed
 from .sets import _ById, key_of, load_key, tracker_of_key
 
 
@@ -332,7 +333,7 @@ class DictVariable(VariableTracker):
     def getitem(self, tx, key_vt: VariableTracker) -> VariableTracker:
         key = self._key(key_vt)
         if key not in self.items:
-            raise Unsupported(f"KeyError: {key!r}")
+            raise observed(KeyError, key, reason=f"KeyError: {key!r}")
         return self.items[key]
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
@@ -362,7 +363,7 @@ class DictVariable(VariableTracker):
         if name == "__delitem__":
             key = self._key(args[0])
             if key not in items:
-                raise Unsupported(f"KeyError: {key!r}")
+                raise observed(KeyError, key, reason=f"KeyError: {key!r}")
             tx.output.side_effects.mutated(self)
             del items[key]
             return ConstantVariable(None)
@@ -386,7 +387,7 @@ class DictVariable(VariableTracker):
                 return items.pop(key)
             if len(args) > 1:
                 return args[1]
-            raise Unsupported(f"KeyError: {key!r}")
+            raise observed(KeyError, key, reason=f"KeyError: {key!r}")
         if name == "setdefault":
             key = self._key(args[0])
             if key not in items:
@@ -407,7 +408,7 @@ class DictVariable(VariableTracker):
             key = self._key(args[0])
             last = args[1] if len(args) > 1 else kwargs.get("last", ConstantVariable(True))
             if key not in items:
-                raise Unsupported(f"KeyError: {key!r}")
+                raise observed(KeyError, key, reason=f"KeyError: {key!r}")
             tx.output.side_effects.mutated(self)
             value = items.pop(key)
             if last.as_python_constant():
@@ -550,7 +551,7 @@ class IteratorVariable(VariableTracker):
         if name == "__next__":
             item = self.next(tx)
             if item is None:
-                raise Unsupported("StopIteration from next()")
+                raise observed(StopIteration, reason="StopIteration from next()")
             return item
         raise Unsupported(f"iterator.{name}")
 

@@ -14,6 +14,7 @@ from . import torch_calls
 from .base import ConcreteValueVariable, ConstantVariable, VariableTracker, is_constant_value
 from .containers import IteratorVariable, TupleVariable
 from .dict_objects import DictSlotMethod, dict_base, dict_storage, is_dict_slot
+from .exceptions import observed
 from .functions import UserFunctionVariable, UserMethodVariable
 
 
@@ -609,7 +610,7 @@ class InstanceDictVariable(VariableTracker):
         if name == "__getitem__" and len(args) == 1:
             present, value = self._read(tx, key)
             if not present:
-                raise Unsupported(f"KeyError: {key!r}")
+                raise observed(KeyError, key, reason=f"KeyError: {key!r}")
             return value
         raise Unsupported(f"__dict__.{name}")
 

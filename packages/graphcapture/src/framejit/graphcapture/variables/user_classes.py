@@ -29,7 +29,7 @@ from ..sources import AttrSource
 from .base import ConstantVariable, VariableTracker, fold
 from .containers import DictVariable, TupleVariable
 from .dict_objects import DICT_BASES, DictSlotMethod, dict_base, is_dict_slot, rebuild_dict_object
-from .exceptions import ExceptionObjectVariable, call_until, is_builtin_exception
+from .exceptions import ExceptionObjectVariable, call_until, is_args_only_exception
 from .functions import UserFunctionVariable
 from .objects import _MISSING, NNModuleVariable, UserDefinedObjectVariable, _class_lookup
 
@@ -189,7 +189,7 @@ def construct(tx, cls_vt, args: list, kwargs: dict) -> VariableTracker:
         return _namedtuple(tx, cls, args, kwargs)
     if isinstance(cls, enum.EnumMeta):
         return _enum_member(cls, args, kwargs)
-    if is_builtin_exception(cls) and not kwargs and all(a.is_python_constant() for a in args):
+    if is_args_only_exception(cls) and not kwargs and all(a.is_python_constant() for a in args):
         return ExceptionObjectVariable(cls, list(args))
     why = _plain_class(cls)
     if why is not None:
