@@ -102,13 +102,16 @@ def _summary(data: ReportData) -> str:
     return '<table class="summary">' + "".join(rows) + "</table>"
 
 
+def _table(attrs: str, columns: tuple[str, ...], rows: str) -> str:
+    """A table: one header row naming ``columns``, then ``rows`` (``<tr>`` elements)."""
+    head = "".join(f"<th>{c}</th>" for c in columns)
+    return f"<table {attrs}><tr>{head}</tr>{rows}</table>"
+
+
 def _ranked(breaks: list[BreakView]) -> str:
     if not breaks:
         return "<p>No graph breaks.</p>"
-    head = (
-        "<tr><th>#</th><th>where</th><th>reason</th><th>frames split</th>"
-        "<th>ops in later graphs</th><th>suggested fix</th></tr>"
-    )
+    columns = ("#", "where", "reason", "frames split", "ops in later graphs", "suggested fix")
     rows = []
     for i, b in enumerate(breaks, 1):
         eager = " <b>(frame ran eagerly)</b>" if b.frame_ran_eagerly else ""
@@ -118,15 +121,19 @@ def _ranked(breaks: list[BreakView]) -> str:
             f"<td>{_e(b.reason)}{eager}</td><td>{b.frames_split}</td><td>{b.ops_split_off}</td>"
             f'<td class="fix">{_e(b.fix)}</td></tr>'
         )
-    return f'<table id="ranked-breaks">{head}{"".join(rows)}</table>'
+    return _table('id="ranked-breaks"', columns, "".join(rows))
 
 
 def _cache_limits(limits: list[CacheLimitView]) -> str:
     if not limits:
         return "<p>No function hit the cache size limit.</p>"
-    head = (
-        "<tr><th>function</th><th>limit</th><th>guard that kept failing</th>"
-        "<th>created at</th><th>user line</th><th>what to do</th></tr>"
+    columns = (
+        "function",
+        "limit",
+        "guard that kept failing",
+        "created at",
+        "user line",
+        "what to do",
     )
     rows = [
         f'<tr class="cache-limit"><td><code>{_e(c.function_name)}</code><br>'
@@ -135,7 +142,7 @@ def _cache_limits(limits: list[CacheLimitView]) -> str:
         f'<td><code>{_e(c.guard.source_line)}</code></td><td class="fix">{_e(c.fix)}</td></tr>'
         for c in limits
     ]
-    return f'<table id="cache-limit-table">{head}{"".join(rows)}</table>'
+    return _table('id="cache-limit-table"', columns, "".join(rows))
 
 
 def _source(frame: FrameView) -> str:
@@ -168,15 +175,15 @@ def _located_rows(items: list[Located]) -> str:
 
 
 def _guards(frame: FrameView) -> str:
-    head = "<tr><th>guard</th><th>created at</th><th>user line</th></tr>"
-    return f'<table class="guards">{head}{_located_rows(frame.guards)}</table>'
+    columns = ("guard", "created at", "user line")
+    return _table('class="guards"', columns, _located_rows(frame.guards))
 
 
 def _recompile(frame: FrameView) -> str:
     parts = []
     for i, per_entry in enumerate(frame.recompile_failures):
-        head = f"<tr><th>failing guard (entry {i})</th><th>created at</th><th>user line</th></tr>"
-        parts.append(f'<table class="recompile">{head}{_located_rows(per_entry)}</table>')
+        columns = (f"failing guard (entry {i})", "created at", "user line")
+        parts.append(_table('class="recompile"', columns, _located_rows(per_entry)))
     return "".join(parts)
 
 
