@@ -31,6 +31,7 @@ from ..sources import (
     param_source,
     source_name,
 )
+from .autograd_function import AutogradFunctionApplyVariable, is_function_apply
 from .base import ConcreteValueVariable, ConstantVariable, VariableTracker, is_constant_value
 from .builtins import BuiltinVariable
 from .collections_models import CounterVariable, DefaultDictVariable, DequeVariable
@@ -222,6 +223,10 @@ def _build(tx, value: Any, source) -> VariableTracker:
         _guard(tx, func_source, GuardKind.ID_MATCH, value.__func__)
         if not isinstance(value.__func__, types.FunctionType):
             return OpaqueVariable(value, source, "bound method of a non-Python function")
+        if isinstance(obj, UserDefinedClassVariable) and is_function_apply(
+            obj.value, value.__func__
+        ):
+            return AutogradFunctionApplyVariable(obj)  # `self.fn = F.apply`, called later
         return UserMethodVariable(value.__func__, obj, source)
     if isinstance(value, types.FunctionType):
         _guard(tx, source, GuardKind.ID_MATCH, value)

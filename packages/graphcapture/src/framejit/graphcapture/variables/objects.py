@@ -454,6 +454,11 @@ class UserDefinedClassVariable(ConcreteValueVariable):
             return _SubclassesMethod(self)
         if attr is _MISSING:
             raise Unsupported(f"AttributeError: class {self.value.__name__} has no {name!r}")
+        if name == "apply" and isinstance(attr, classmethod):
+            from .autograd_function import AutogradFunctionApplyVariable, is_function_apply
+
+            if is_function_apply(self.value, attr):
+                return AutogradFunctionApplyVariable(self)
         if isinstance(attr, (staticmethod, classmethod)):
             if isinstance(attr, classmethod):
                 return UserMethodVariable(attr.__func__, self)

@@ -191,6 +191,10 @@ def construct(tx, cls_vt, args: list, kwargs: dict) -> VariableTracker:
         return _enum_member(cls, args, kwargs)
     if is_args_only_exception(cls) and not kwargs and all(a.is_python_constant() for a in args):
         return ExceptionObjectVariable(cls, list(args))
+    if issubclass(cls, torch.autograd.Function) and not args and not kwargs:
+        from .autograd_function import FunctionInstanceVariable
+
+        return FunctionInstanceVariable(cls_vt)
     why = _plain_class(cls)
     if why is not None:
         raise Unsupported(f"constructing a {cls.__qualname__} object ({why})")
