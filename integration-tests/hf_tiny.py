@@ -97,9 +97,68 @@ MODELS = {
 }
 
 
+def _mask(batch: int = 2) -> torch.Tensor:
+    mask = torch.ones(batch, SEQ, dtype=torch.long)
+    mask[0, :2] = 0  # left padding on the first row
+    return mask
+
+
+def bert_classifier():
+    from transformers import AutoModelForSequenceClassification, BertConfig
+
+    cfg = BertConfig(
+        num_hidden_layers=2, num_attention_heads=2, hidden_size=32, intermediate_size=64,
+        vocab_size=VOCAB, max_position_embeddings=32,
+    )  # fmt: skip
+    inputs = {"input_ids": _ids(), "attention_mask": _mask(), "labels": torch.tensor([0, 1])}
+    return AutoModelForSequenceClassification.from_config(cfg), inputs
+
+
+def distilbert_classifier():
+    from transformers import AutoModelForSequenceClassification, DistilBertConfig
+
+    cfg = DistilBertConfig(
+        n_layers=2, n_heads=2, dim=32, hidden_dim=64, vocab_size=VOCAB, max_position_embeddings=32,
+    )  # fmt: skip
+    inputs = {"input_ids": _ids(), "attention_mask": _mask(), "labels": torch.tensor([1, 0])}
+    return AutoModelForSequenceClassification.from_config(cfg), inputs
+
+
+def vit_classifier():
+    from transformers import AutoModelForImageClassification, ViTConfig
+
+    cfg = ViTConfig(
+        num_hidden_layers=2, num_attention_heads=2, hidden_size=32, intermediate_size=64,
+        image_size=16, patch_size=8, num_labels=3,
+    )  # fmt: skip
+    inputs = {"pixel_values": torch.randn(2, 3, 16, 16), "labels": torch.tensor([0, 2])}
+    return AutoModelForImageClassification.from_config(cfg), inputs
+
+
+def llama_causal_lm():
+    from transformers import AutoModelForCausalLM, LlamaConfig
+
+    cfg = LlamaConfig(
+        num_hidden_layers=2, num_attention_heads=2, num_key_value_heads=1, hidden_size=32,
+        intermediate_size=64, vocab_size=VOCAB, max_position_embeddings=32,
+    )  # fmt: skip
+    inputs = {"input_ids": _ids(), "attention_mask": _mask(), "labels": _ids()}
+    return AutoModelForCausalLM.from_config(cfg), inputs
+
+
+# heads built as the Hugging Face docs do (Auto*.from_config, default config: cache on,
+# dropout on) and called with an attention mask and labels, so the model computes its loss
+HEADS = {
+    "bert-classifier": bert_classifier,
+    "distilbert-classifier": distilbert_classifier,
+    "vit-classifier": vit_classifier,
+    "llama-causal-lm": llama_causal_lm,
+}
+
+
 def make(name: str, seed: int = 0):
     torch.manual_seed(seed)
-    return MODELS[name]()
+    return {**MODELS, **HEADS}[name]()
 
 
 def tensors_of(output) -> list[torch.Tensor]:

@@ -165,3 +165,40 @@ def test_gpt2_with_its_default_cache_matches_torch_compile_graph_count():
                 torch.testing.assert_close(a.keys, b.keys)
                 torch.testing.assert_close(a.values, b.values)
     assert len(ours.graphs) <= len(reference.graphs)
+
+
+# two of hf_tiny.HEADS (the classifiers share a code path; benchmarks/capture_models.py
+# measures all of them)
+@pytest.mark.parametrize("name", ["bert-classifier", "llama-causal-lm"])
+def test_heads_with_labels_match_torch_compile(name):
+    """Default configs (Auto*.from_config), attention mask and labels: the loss is computed
+    in the model (CrossEntropyLoss built in forward; the first call sets
+    config.problem_type through huggingface_hub's validators).  Eval: torch.compile's graph
+    count and ops, values equal; training (dropout on, same seed): gradients equal."""
+    import torch._dynamo
+
+    model, inputs = hf_tiny.make(name)
+    reference, ours = Counting(), Counting()
+    torch._dynamo.reset()
+    try:
+        with torch.no_grad():
+            torch.compile(copy.deepcopy(model).eval(), backend=reference)(**inputs)
+    finally:
+        torch._dynamo.reset()
+    model.eval()
+    twin = copy.deepcopy(model)
+    compiled = fj.compile(model, backend=ours)
+    with torch.no_grad():
+        _assert_outputs_close(compiled(**inputs), twin(**inputs))
+    assert len(ours.graphs) <= len(reference.graphs)
+    assert ours.ops() >= reference.ops()
+
+    model.train()
+    twin.train()
+    for m in (twin, compiled):
+        torch.manual_seed(1)  # the same dropout draws
+        m(**inputs).loss.backward()
+    for (pname, p), (_, q) in zip(model.named_parameters(), twin.named_parameters(), strict=True):
+        assert (p.grad is None) == (q.grad is None), pname
+        if p.grad is not None:
+            torch.testing.assert_close(p.grad, q.grad, msg=pname)
