@@ -438,3 +438,75 @@ def test_subclasses_folded_and_guarded():
     assert subs == [First, Second] and counter.frame_count == 2
     compiled(x)
     assert counter.frame_count == 2
+
+
+class Block(nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.fc = nn.Linear(4, 4)
+        self.norm = nn.LayerNorm(4)
+
+    def forward(self, x):
+        return self.norm(self.fc(x)).relu()
+
+
+class Tower(nn.Module):
+    """Two levels of submodules: their hook dicts are checked in one batched guard call,
+    their sources read once into locals of the check; each fact must still be guarded."""
+
+    def __init__(self):
+        super().__init__()
+        self.blocks = nn.ModuleList([Block(), Block()])
+        self.head = nn.Linear(4, 2)
+
+    def forward(self, x):
+        for block in self.blocks:
+            x = block(x)
+        return self.head(x)
+
+
+def _deep_changes():
+    def pre_hook(tower):
+        tower.blocks[1].norm.register_forward_pre_hook(lambda m, args: (args[0] * 2,))
+
+    def post_hook(tower):
+        tower.blocks[0].fc.register_forward_hook(lambda m, args, out: out + 1)
+
+    def forward(tower):
+        tower.blocks[1].fc.forward = types.MethodType(lambda self, x: x * 3, tower.blocks[1].fc)
+
+    def requires_grad(tower):
+        tower.blocks[0].norm.weight.requires_grad_(False)
+
+    def parameter(tower):
+        tower.head.weight = nn.Parameter(torch.randn(2, 4))
+
+    def global_hook(tower):
+        return nn.modules.module.register_module_forward_hook(lambda m, args, out: out + 1)
+
+    return {
+        "pre_hook": pre_hook,
+        "post_hook": post_hook,
+        "forward": forward,
+        "requires_grad": requires_grad,
+        "parameter": parameter,
+        "global_hook": global_hook,
+    }
+
+
+@pytest.mark.parametrize("change", sorted(_deep_changes()))
+def test_deep_submodule_fact_changed(change):
+    torch.manual_seed(0)
+    tower = Tower()
+    compiled = fj.compile(tower)
+    x = torch.randn(2, 4, requires_grad=True)
+    same(tower, compiled, x)
+    handle = _deep_changes()[change](tower)
+    try:
+        seen = _count_graphs(lambda: same(tower, compiled, x))
+        assert seen, "the changed fact did not fail the guards"
+        out = compiled(x)
+        out.sum().backward()  # the recompiled graph is differentiable as eager's
+    finally:
+        if handle is not None:
+            handle.remove()

@@ -264,3 +264,68 @@ def test_generated_source_is_recorded():
         linecache.getline(fn.__code__.co_filename, fn.__code__.co_firstlineno).strip()
         == "def guard(L):"
     )
+
+
+class Mod:
+    """A module-like tree: hook dicts (OrderedDicts) on nested objects."""
+
+    def __init__(self, *children):
+        from collections import OrderedDict
+
+        self._forward_hooks = OrderedDict()
+        self._forward_pre_hooks = OrderedDict()
+        self.kids = list(children)
+        self.training = False
+
+
+def _tree_guards(root):
+    guards = [Guard(LocalSource("m"), GuardKind.ID_MATCH, root)]
+    for i, kid in enumerate(root.kids):
+        src = ItemSource(AttrSource(LocalSource("m"), "kids"), i)
+        guards.append(Guard(src, GuardKind.ID_MATCH, kid))
+        guards.append(Guard(AttrSource(src, "training"), GuardKind.EQUALS_MATCH, False))
+        for table in ("_forward_hooks", "_forward_pre_hooks"):
+            guards.append(Guard(AttrSource(src, table), GuardKind.DICT_KEYS, getattr(kid, table)))
+    return guards
+
+
+def test_empty_dict_keys_are_one_call_and_each_still_fails():
+    root = Mod(Mod(), Mod())
+    fn = compile_guards(_tree_guards(root), {})
+    batched = [p for p in fn.code_parts if p.startswith("___check_no_keys(")]
+    assert batched == [
+        "___check_no_keys(L['m'].kids[0]._forward_hooks, L['m'].kids[0]._forward_pre_hooks, "
+        "L['m'].kids[1]._forward_hooks, L['m'].kids[1]._forward_pre_hooks)"
+    ]
+    assert "list(dict.keys(L['m'].kids[1]._forward_pre_hooks)) == []" in fn.verbose_code_parts
+    assert fn({"m": root})
+    for kid in root.kids:
+        for table in ("_forward_hooks", "_forward_pre_hooks"):
+            hooks = getattr(kid, table)
+            hooks[0] = print
+            assert not fn({"m": root})
+            assert fn.failure_reason({"m": root}).startswith(
+                f"L['m'].kids[{root.kids.index(kid)}].{table} keys changed"
+            )
+            del hooks[0]
+            setattr(kid, table, None)  # not a dict any more
+            assert not fn({"m": root})
+            setattr(kid, table, hooks)
+            assert fn({"m": root})
+
+
+def test_shared_sources_are_read_once_into_locals():
+    root = Mod(Mod(), Mod())
+    fn = compile_guards(_tree_guards(root), {})
+    # L['m'] and L['m'].kids are read by every guard on a kid: locals, each read once
+    assert fn.source.count("L['m']") == 1 and fn.source.count(".kids") == 1
+    assert "L['m'].kids[1].training is False" in fn.code_parts  # parts spelled in full
+    assert fn({"m": root})
+    root.kids[1].training = True
+    assert not fn({"m": root})
+    root.kids[1].training = False
+    old, root.kids[0] = root.kids[0], Mod()  # old kept alive: its death would invalidate
+    assert not fn({"m": root})
+    assert "L['m'].kids[0] is not the traced object" in fn.failure_reason({"m": root})
+    root.kids[0] = old
+    assert fn({"m": root})

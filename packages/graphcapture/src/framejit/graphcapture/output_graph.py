@@ -146,9 +146,13 @@ class OutputGraph:
         return node
 
     def _unique_name(self, base: str) -> str:
-        taken = {n.name for n in self.graph.nodes} | set(self.attrs)
+        # fx's namespace holds every node name given out (a set, kept as nodes are made):
+        # scanning the nodes on each call made a model's parameters quadratic
+        used = getattr(getattr(self.graph, "_graph_namespace", None), "_used_names", None)
+        if not isinstance(used, set):
+            used = {n.name for n in self.graph.nodes}
         name, i = base, 0
-        while name in taken:
+        while name in used or name in self.attrs:
             i += 1
             name = f"{base}_{i}"
         return name

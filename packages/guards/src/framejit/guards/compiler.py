@@ -76,9 +76,12 @@ class _CodeGen:
     batches: dict[tuple, list[Guard]] = field(default_factory=dict)
     slots: dict[tuple, int] = field(default_factory=dict)
     n_parts: int = 0
-    # the sources the parts read, by placeholder number (see name())
+    # the sources the parts read, by placeholder number (see name()); how often each is
+    # read, and which sources read through it (for _Hoisted)
     refs: dict[Source, int] = field(default_factory=dict)
     ref_list: list[Source] = field(default_factory=list)
+    reads: dict[Source, int] = field(default_factory=dict)
+    children: dict[Source, set[Source]] = field(default_factory=dict)
 
     def bind(self, hint: str, value: Any, unique: bool = False) -> str:
         """A closure variable holding ``value``, named after ``hint`` (made an identifier)."""
@@ -106,8 +109,17 @@ class _CodeGen:
         if i is None:
             i = self.refs[source] = len(self.ref_list)
             self.ref_list.append(source)
+            self.reads[source] = 0
             for helper in source.all_helpers():
                 self.bind_helper(helper)
+            src, base = source, source.base_source()
+            while base is not None:
+                kids = self.children.setdefault(base, set())
+                if src in kids:
+                    break
+                kids.add(src)
+                src, base = base, base.base_source()
+        self.reads[source] += 1
         return f"\x00{i}\x00"
 
     def defer(self, key: tuple, guard: Guard) -> None:
@@ -167,22 +179,12 @@ class _Hoisted:
     lines: list[str] = field(default_factory=list)
 
     @classmethod
-    def plan(cls, parts: list[CodePart], gen: _CodeGen) -> _Hoisted:
-        direct: dict[Source, int] = {}
-        children: dict[Source, set[Source]] = {}
-        for p in parts:
-            for text in (p.run or p.code, *p.setup):
-                for m in _REF.finditer(text):
-                    src = gen.ref_list[int(m.group(1))]
-                    direct[src] = direct.get(src, 0) + 1
-                    base = src.base_source()
-                    while base is not None and src not in children.setdefault(base, set()):
-                        children[base].add(src)
-                        src, base = base, base.base_source()
+    def plan(cls, gen: _CodeGen) -> _Hoisted:
+        reads, children = gen.reads, gen.children
         shared = {
             src
-            for src in direct.keys() | children.keys()
-            if direct.get(src, 0) + len(children.get(src, ())) >= 2
+            for src in reads.keys() | children.keys()
+            if reads.get(src, 0) + len(children.get(src, ())) >= 2
         }
         return cls(gen, shared)
 
@@ -219,7 +221,7 @@ def _generate_source(parts: list[CodePart], gen: _CodeGen, closure_names: list[s
     if "___globals_ref" in closure_names:
         # freed globals: None has no .globals, the AttributeError below makes it a miss
         lines.append("            G = ___globals_ref().globals")
-    hoisted = _Hoisted.plan(parts, gen)
+    hoisted = _Hoisted.plan(gen)
     # consecutive conditions are one `if not (a and b ...)`: fewer statements compile faster
     chain: list[str] = []
 

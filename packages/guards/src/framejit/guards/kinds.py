@@ -343,9 +343,31 @@ class DictKeys(Handler):
     def key(self, guard):
         return render_literal(guard.expected)
 
-    def emit(self, guard, ctx):
+    def _code(self, guard, name: str) -> str:
         keys = ", ".join(render_literal(k) for k in guard.expected)
-        return [f"list(dict.keys({ctx.name(guard.source)})) == [{keys}]"]
+        return f"list(dict.keys({name})) == [{keys}]"
+
+    #: From this many DICT_KEYS guards expecting no keys (a module's hook dicts), they are
+    #: checked in one call.
+    BATCH_FROM = 3
+
+    def emit(self, guard, ctx):
+        if not guard.expected:
+            ctx.defer(("no_keys",), guard)
+            return []
+        return [self._code(guard, ctx.name(guard.source))]
+
+    def finish(self, key, guards, ctx):
+        if len(guards) < self.BATCH_FROM:
+            return [
+                CodePart(code, [code + origin_suffix(g)], [g])
+                for g in guards
+                for code in [self._code(g, ctx.name(g.source))]
+            ]
+        verbose = [self._code(g, g.source.name()) + origin_suffix(g) for g in guards]
+        helper = ctx.bind("___check_no_keys", check_no_keys)
+        dicts = ", ".join(ctx.name(g.source) for g in guards)
+        return [CodePart(f"{helper}({dicts})", verbose, list(guards))]
 
     def mirror(self, guard, L, G):
         actual = tuple(dict.keys(guard.source.get(L, G)))
@@ -598,6 +620,11 @@ class NoTensorAliasing(Handler):
 def check_hasattr(name: str, expected: bool, *objs: Any) -> bool:
     """hasattr(obj, name) == expected for every obj (pure-Python body of ___check_hasattr)."""
     return all(hasattr(o, name) == expected for o in objs)
+
+
+def check_no_keys(*dicts: Any) -> bool:
+    """``list(dict.keys(d)) == []`` for every d: a dict (or a subclass) with no keys."""
+    return all(isinstance(d, dict) and not dict.__len__(d) for d in dicts)
 
 
 def check_no_aliasing(*objs: Any) -> bool:
