@@ -103,3 +103,24 @@ def test_inplace_operator_on_a_number_and_a_tensor(records):
 
     x = torch.randn(5)
     torch.testing.assert_close(fj.compile(f, fullgraph=True)(x), f(x))
+
+
+@pytest.mark.filterwarnings("ignore:.*torch.jit.trace.*is deprecated:DeprecationWarning")
+def test_frames_run_while_torch_jit_traces_are_not_captured():
+    """torch.jit.trace inside a compiled function (torch's test_jit_save): the module's forward
+    runs eagerly while jit records it, so the traced module holds its real ops."""
+
+    class AddA(torch.nn.Module):
+        def __init__(self):
+            super().__init__()
+            self.a = 3
+
+        def forward(self, x):
+            return x + self.a
+
+    def fn(x):
+        traced = torch.jit.trace(AddA(), (torch.rand(3, 4),))
+        return traced(x) * 2
+
+    x = torch.randn(3, 4)
+    torch.testing.assert_close(fj.compile(fn)(x), fn(x))

@@ -8,6 +8,8 @@ import types
 import warnings
 import weakref
 
+import torch
+
 from framejit import frameeval as fe
 
 from . import stack, trace_rules
@@ -39,6 +41,9 @@ class FrameCallback:
         code = frame.f_code
         if is_skipped_file(code.co_filename):
             return fe.SKIP_CODE
+        if torch._C._get_tracing_state() is not None:
+            # torch.jit.trace is recording this call: it must see the frame's own ops
+            return None
         entries = cache.entries if len(cache) else []
         if len(entries) >= config.cache_size_limit:
             self._warn_cache_limit(code, entries, frame.f_locals)

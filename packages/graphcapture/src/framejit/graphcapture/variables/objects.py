@@ -259,7 +259,7 @@ class NNModuleVariable(GetAttrMixin, ConcreteValueVariable):
         module = self.value
         if "forward" in module.__dict__:
             return self.var_getattr(tx, "forward").call_function(tx, args, kwargs)
-        forward = type(module).forward
+        forward = _class_lookup(type(module), "forward")  # no descriptor run (ScriptModule's)
         if not isinstance(forward, types.FunctionType):
             raise Unsupported(f"{type(module).__name__}.forward is not a Python function")
         # `module.forward.__func__ is forward`: neither instance nor class rebound it since
