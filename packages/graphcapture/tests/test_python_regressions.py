@@ -86,3 +86,22 @@ def test_torch_dynamo_testing_unsupported_breaks_the_graph():
     got = fj.compile(fn, backend=counter)(torch.ones(2), torch.ones(2))
     torch.testing.assert_close(got, fn(torch.ones(2), torch.ones(2)))
     assert counter.frame_count == 2
+
+
+def test_tensor_keyed_dict_as_kwargs_raises_as_eager():
+    """`f(**{tensor: 1})`: eager's TypeError (keywords must be strings), not a crash."""
+
+    def g(**kw):
+        return kw
+
+    def f(x):
+        try:
+            g(**{x: 1})
+        except TypeError as e:
+            return x + 1, str(e)
+        return x, ""
+
+    x = torch.ones(2)
+    actual, expected = fj.compile(f)(x), f(x)
+    torch.testing.assert_close(actual[0], expected[0])
+    assert actual[1] == expected[1]

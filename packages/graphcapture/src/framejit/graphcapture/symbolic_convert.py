@@ -431,6 +431,8 @@ class InstructionTranslatorBase:
             if not isinstance(kwargs_vt, DictVariable):
                 raise Unsupported("**kwargs that is not a dict")
             kwargs = dict(kwargs_vt.items)
+            if not all(type(k) is str for k in kwargs):
+                raise Unsupported("TypeError: keywords must be strings")
         self.push(self.call_function(fn, args, kwargs))
 
     def call_function(self, fn: VariableTracker, args: list, kwargs: dict) -> VariableTracker:
