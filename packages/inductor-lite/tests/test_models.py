@@ -141,3 +141,30 @@ def test_lstm_extern_with_undefined_outputs():
         gm = make_fx(lstm)(x)
         compiled = compile_fx(gm, [x])
         torch.testing.assert_close(compiled(x), lstm(x))
+
+
+def _epilogue(a, b):
+    m = a @ b
+    return torch.sigmoid(m) * m
+
+
+def _returned(a, b):
+    m = a @ b
+    return m, torch.sigmoid(m)
+
+
+def _transposed(a, b):
+    m = a @ b
+    return torch.sigmoid(m) + m.t()
+
+
+@pytest.mark.parametrize(
+    "fn,in_place", [(_epilogue, True), (_returned, False), (_transposed, False)]
+)
+def test_epilogue_writes_into_its_matmul_result(check, fn, in_place):
+    """A pointwise epilogue stores into its matmul's result when nothing else reads it and
+    it reads the result only at the element it writes; not when the result is returned or
+    read at another element (a transpose)."""
+    a, b = torch.randn(48, 32), torch.randn(32, 48)
+    compiled, _, _ = check(fn, [a, b], lowered=False)
+    assert ("= extern0_out0\n" in compiled.wrapper_source) == in_place, compiled.source_code

@@ -21,7 +21,8 @@ from .config import config
 from .decompose import AtenGraph, Unsupported, mutating_ops
 from .graph_lowering import GraphLowering
 from .ir import BufferView, ExternCall
-from .scheduler import FusedGroup, extern_arg_buffers, schedule
+from .lowering import EXTERN_BY_DESIGN
+from .scheduler import FusedGroup, assign_in_place, extern_arg_buffers, schedule
 from .wrapper import WrapperBuilder, load_wrapper
 
 log = logging.getLogger("framejit.inductor_lite")
@@ -202,6 +203,8 @@ def _schedule_aten(
             extern_reads |= extern_arg_buffers(step)
     with sizes.using(graph.sizes):
         steps = schedule(graph.steps, outputs, extern_reads)
+        if generator.in_place:
+            assign_in_place(steps, outputs, extern_reads, EXTERN_BY_DESIGN)
     groups = [s for s in steps if isinstance(s, FusedGroup)]
     return graph, steps, groups
 

@@ -22,7 +22,7 @@ import sympy
 import torch
 
 from .config import config
-from .ir import Buffer, ComputedBuffer, ExternCall, ReductionBody, index_symbols
+from .ir import Buffer, ComputedBuffer, ExternBuffer, ExternCall, ReductionBody, index_symbols
 from .loop_body import LoopBody
 from .sizes import (
     canonical,
@@ -68,6 +68,8 @@ class FusedGroup:
     block_local: set[str] = field(default_factory=set)
     # a column group: (reduced leading ranges, kept trailing ranges); None: a row group
     columns: tuple[tuple[int, ...], tuple[int, ...]] | None = None
+    # stored buffer -> the dead extern result whose memory it is written into (in_place)
+    in_place: dict[str, str] = field(default_factory=dict)
 
     @property
     def buffer_names(self) -> set[str]:
@@ -510,6 +512,81 @@ def local_read(group: FusedGroup, producer: NodeLoops, reader: NodeLoops, expr: 
         # a reduction result is a scalar per outer index: any later node may read it
         return not producer.inner_ranges and reader is not producer
     return same_nest(group, producer, reader)
+
+
+def assign_in_place(
+    steps: list[Step], graph_outputs: set[str], extern_reads: set[str], fresh_ops: set[Any]
+) -> None:
+    """An epilogue writes into the result of the ATen call before it (a gelu backward into
+    its matmul's output, as inductor does): a kernel's stored pointwise buffer takes the
+    memory of an extern result that this kernel reads last, only elementwise at the
+    buffer's own index, in the buffer's loop nest and not after it.  The result must come
+    from an op in `fresh_ops` (new memory, no alias of its inputs), be no graph output and
+    have nothing else read it (no extern: its results may be views of what it read).  The
+    kernel then reads and writes that memory through one pointer."""
+    last = buffer_readers(steps)
+    for position, step in enumerate(steps):
+        if not isinstance(step, FusedGroup):
+            continue
+        donors = _donors(steps[:position], step, graph_outputs | extern_reads, last, position)
+        taken: set[str] = set()
+        for index, node in enumerate(step.nodes):
+            buffer = node.buffer
+            if node.is_reduction or buffer.name not in step.stored:
+                continue
+            for name, donor in donors.items():
+                if name in taken or donor.call.op not in fresh_ops:
+                    continue
+                if not (_same_memory(donor, buffer) and _elementwise_before(step, index, name)):
+                    continue
+                step.in_place[buffer.name] = name
+                taken.add(name)
+                break
+
+
+def _same_memory(a: Buffer, b: Buffer) -> bool:
+    """Both are laid out alike: one layout, or dense row-major views of one block (a (b*t, w)
+    matmul result written as (b, t, w))."""
+    if a.dtype != b.dtype:
+        return False
+    if (a.size, a.stride) == (b.size, b.stride):
+        return True
+    return (
+        not is_symbolic((*a.size, *b.size))
+        and math.prod(a.size) == math.prod(b.size)
+        and a.is_contiguous()
+        and b.is_contiguous()
+    )
+
+
+def _donors(
+    before: list[Step], group: FusedGroup, kept: set[str], last: dict[str, int], position: int
+) -> dict[str, ExternBuffer]:
+    """Extern results the group reads last, that nothing else reads or returns."""
+    reads = {name for node in group.nodes for name, _ in node.loads}
+    return {
+        out.name: out
+        for step in before
+        if isinstance(step, ExternCall)
+        for out in step.outputs
+        if out.name in reads and out.name not in kept and last.get(out.name) == position
+    }
+
+
+def _elementwise_before(group: FusedGroup, index: int, name: str) -> bool:
+    """Every read of `name` in the group is at node `index`'s store index, by a node of its
+    loop nest that runs no later than it."""
+    target = group.nodes[index]
+    nest = next(n for n in group.nests if target in n)
+    for position, node in enumerate(group.nodes):
+        for load, expr in node.loads:
+            if load != name:
+                continue
+            if node not in nest or position > index:
+                return False
+            if sympy.expand(expr - target.store_index) != 0:
+                return False
+    return True
 
 
 def buffer_readers(steps: list[Step]) -> dict[str, int]:

@@ -31,6 +31,11 @@ def _leaves_keeping_none(result: Any) -> list[Any]:
     return pytree.tree_leaves(result, is_leaf=lambda value: value is None)
 
 
+def _as_view_of(memory: Any, buffer: Any) -> BufferView:
+    """`memory` seen with buffer's layout (the same block of elements)."""
+    return BufferView(memory, buffer.size, buffer.stride, 0)
+
+
 class WrapperBuilder:
     def __init__(
         self,
@@ -222,7 +227,10 @@ class WrapperBuilder:
                     if buffer.name not in step.stored:
                         continue
                     key = (buffer.size, buffer.stride, buffer.dtype)
-                    if free.get(key) and buffer.name not in keep:
+                    if buffer.name in step.in_place:  # the kernel writes the extern's memory
+                        donor = self.graph.buffers[step.in_place[buffer.name]]
+                        emit(f"    {buffer.name} = {self.tensor(_as_view_of(donor, buffer))}")
+                    elif free.get(key) and buffer.name not in keep:
                         emit(f"    {buffer.name} = {free[key].pop()}")
                     else:
                         emit(f"    {buffer.name} = {self.allocate(buffer)}")

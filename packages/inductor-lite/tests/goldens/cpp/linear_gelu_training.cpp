@@ -61,7 +61,7 @@ extern "C" int kernel0(uintptr_t a0, uintptr_t a1) {
   return err;
 }
 
-static void kernel1_impl(const float* __restrict__ p_extern0_out0, const float* __restrict__ p_arg1, float* __restrict__ p_buf3, float* __restrict__ p_buf5, int* __restrict__ err) {
+static void kernel1_impl(float* __restrict__ p_buf3, const float* __restrict__ p_arg1, float* __restrict__ p_buf5, int* __restrict__ err) {
   int fj_nt = 1;
   #ifdef _OPENMP
   #endif
@@ -79,7 +79,7 @@ static void kernel1_impl(const float* __restrict__ p_extern0_out0, const float* 
   for (int64_t x1 = 0; x1 < 64; ++x1) {
   #pragma omp simd
   for (int64_t y0 = 0; y0 < 32; ++y0) {
-  const float t3 = p_extern0_out0[(y0 + (32 * x1) + (2048 * x0))];
+  const float t3 = p_buf3[(y0 + (32 * x1) + (2048 * x0))];
   const float t4 = p_arg1[(y0 + (32 * x1) + (2048 * x0))];
   const float t5 = (t4 * static_cast<float>(0x1.6a09e667f3bcdp-1));
   const float t6 = fj_erf(t5);
@@ -114,8 +114,8 @@ static void kernel1_impl(const float* __restrict__ p_extern0_out0, const float* 
   p_buf5[y0] = t17;
   }
 }
-extern "C" int kernel1(uintptr_t a0, uintptr_t a1, uintptr_t a2, uintptr_t a3) {
+extern "C" int kernel1(uintptr_t a0, uintptr_t a1, uintptr_t a2) {
   int err = 0;
-  kernel1_impl(reinterpret_cast<const float*>(a0), reinterpret_cast<const float*>(a1), reinterpret_cast<float*>(a2), reinterpret_cast<float*>(a3), &err);
+  kernel1_impl(reinterpret_cast<float*>(a0), reinterpret_cast<const float*>(a1), reinterpret_cast<float*>(a2), &err);
   return err;
 }

@@ -47,6 +47,8 @@ class KernelCodegen(Protocol):
     name: str
     # renders column groups (FusedGroup.columns): sums over leading dims in generated code
     column_reductions: bool
+    # writes a kernel's stored buffer into a dead extern result it reads (FusedGroup.in_place)
+    in_place: bool
 
     def generate(self, groups: list[FusedGroup], buffers: dict[str, Any]) -> GeneratedKernels: ...
 

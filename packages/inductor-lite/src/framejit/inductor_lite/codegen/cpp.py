@@ -249,12 +249,16 @@ class CppKernel:
         self.locals: dict[tuple[str, sympy.Expr], CppValue] = {}
         self.checks_bounds = False
         self._counter = 0
+        self._in_place = {donor: receiver for receiver, donor in group.in_place.items()}
 
     def new_var(self, prefix: str = "t") -> str:
         self._counter += 1
         return f"{prefix}{self._counter}"
 
     def pointer(self, name: str, write: bool) -> str:
+        # an extern result whose memory a stored buffer takes (in place) is read through
+        # that buffer's pointer: one restrict pointer for the shared memory
+        name = self._in_place.get(name, name)
         self.params[name] = self.params.get(name, False) or write
         return f"p_{name}"
 
@@ -648,6 +652,7 @@ def _strides(ranges: tuple[int, ...]) -> list[int]:
 class CppCodegen:
     name = "cpp"
     column_reductions = True
+    in_place = True
 
     def generate(self, groups: list[FusedGroup], buffers: dict[str, Buffer]) -> GeneratedKernels:
         from ..cpp_builder import mvec_available

@@ -721,6 +721,7 @@ def _decompose(prefix: str, flat: str, ranges: tuple[int, ...]) -> list[str]:
 class TritonCodegen:
     name = "triton"
     column_reductions = False
+    in_place = False
 
     def __init__(self) -> None:
         try:
