@@ -59,23 +59,31 @@ class ConditionOps:
             value = ast.Compare(value, [ast.Is()], [ast.Constant(None)])
         return CondNode(value, when, start, ins.index, ins.target)
 
+    def _trial_test(self, pos: int, blk: Block) -> tuple[Block, int] | None:
+        """A trial run from ``pos`` that stops at a conditional jump having pushed one value
+        and emitted nothing (the jump's test is a pure expression): (run, jump index)."""
+        try:
+            trial = self.run(pos, blk.stop, blk.stack, blk, sandbox=True)
+        except (SandboxAbort, Unsupported, IndexError, KeyError, AttributeError):
+            return None
+        j = trial.stopped_at
+        if (
+            j is None
+            or trial.out
+            or len(trial.stack) != len(blk.stack) + 1
+            or not self.ins[j].is_cond_jump
+        ):
+            return None
+        return trial, j
+
     def _chain_nodes(self, pos: int, blk: Block) -> list[CondNode]:
         """The conditional jumps right after ``pos`` whose tests are pure expressions."""
         nodes: list[CondNode] = []
-        depth = len(blk.stack)
         while len(nodes) < 24 and pos < blk.stop:
-            try:
-                trial = self.run(pos, blk.stop, blk.stack, blk, sandbox=True)
-            except (SandboxAbort, Unsupported, IndexError, KeyError, AttributeError):
+            found = self._trial_test(pos, blk)
+            if found is None:
                 break
-            j = trial.stopped_at
-            if (
-                j is None
-                or trial.out
-                or len(trial.stack) != depth + 1
-                or not self.ins[j].is_cond_jump
-            ):
-                break
+            trial, j = found
             value = self.expr(trial.stack[-1], trial)
             nodes.append(self._node(value, self.ins[j], pos))
             pos = j + 1

@@ -127,19 +127,12 @@ class LoopOps:
     def _trial_chain(self, head: int, blk: Block) -> list[CondNode]:
         self.in_progress.add(head)  # the trial run must not start this loop again
         try:
-            trial = self.run(head, blk.stop, blk.stack, blk, sandbox=True)
-        except (SandboxAbort, Unsupported, IndexError, KeyError, AttributeError):
-            return []
+            found = self._trial_test(head, blk)
         finally:
             self.in_progress.discard(head)
-        j = trial.stopped_at
-        if (
-            j is None
-            or trial.out
-            or len(trial.stack) != len(blk.stack) + 1
-            or not self.ins[j].is_cond_jump
-        ):
+        if found is None:
             return []
+        trial, j = found
         first = self._node(self.expr(trial.stack[-1], trial), self.ins[j], head)
         return [first, *self._chain_nodes(j + 1, blk)]
 
