@@ -422,3 +422,13 @@ def import_inside_the_frame(x):
 
 class Tag:
     pass
+
+
+@case(t(4, 4), t(4, 4))
+def autocast_disabled_where_it_is_off(x, y):
+    # LLaMA's rotary embedding: `with torch.autocast(device_type, enabled=False)` changes
+    # nothing where autocast is off (the state is in the global-state guard)
+    with torch.autocast(device_type="cpu", enabled=False):
+        z = x @ y
+    with torch.autocast("cpu", enabled=False):
+        return z.float() * 2

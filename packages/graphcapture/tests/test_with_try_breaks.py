@@ -244,3 +244,22 @@ def test_zero_argument_super_after_a_break_in_try(fail, capsys):
     mod = _SuperAfterTry()
     x = torch.randn(3)
     torch.testing.assert_close(fj.compile(mod)(x, fail), mod(x, fail))
+
+
+def test_autocast_disabled_inside_an_outer_autocast_is_not_folded():
+    """`autocast(enabled=False)` under an active autocast changes the state: not a no-op
+    (a graph break), so the matmul stays float32 as in eager."""
+
+    def f(x, y):
+        with torch.autocast(device_type="cpu", enabled=False):
+            z = x @ y
+        return z, x @ y
+
+    x, y = torch.randn(4, 4), torch.randn(4, 4)
+    compiled = fj.compile(f)
+    for context in (torch.enable_grad, lambda: torch.autocast("cpu", dtype=torch.bfloat16)):
+        with context():
+            actual, expected = compiled(x, y), f(x, y)
+        for a, e in zip(actual, expected, strict=True):
+            assert a.dtype == e.dtype
+            torch.testing.assert_close(a, e)

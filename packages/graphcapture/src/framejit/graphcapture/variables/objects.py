@@ -676,9 +676,10 @@ class GradModeVariable(VariableTracker):
 
 
 class NullContextVariable(VariableTracker):
-    """A profiler context (torch.profiler.profile(), record_function(...)) entered in the
-    trace without binding it (`with profile():`): it does nothing to compiled code, as in
-    torch.compile; a resume function gets a nullcontext's __exit__ in its place."""
+    """A profiler context (torch.profiler.profile(), record_function(...)), or an autocast
+    that changes nothing, entered in the trace without binding it (`with profile():`): it
+    does nothing to compiled code, as in torch.compile; a resume function gets a
+    nullcontext's __exit__ in its place."""
 
     def python_type(self) -> type:
         return contextlib.nullcontext
@@ -690,7 +691,7 @@ class NullContextVariable(VariableTracker):
         pass
 
     def reconstruct(self, cg) -> None:
-        raise Unsupported("a profiler context object escaping the frame")
+        raise Unsupported("a profiler or autocast context object escaping the frame")
 
 
 class WithExitVariable(VariableTracker):

@@ -169,9 +169,40 @@ def _profiler_contexts() -> tuple:
     )
 
 
+def _autocast_is_a_no_op(args: list, kwargs: dict) -> bool:
+    """`torch.autocast(...)` asking for the autocast state already in force on its device
+    (`enabled=False` where autocast is off: LLaMA's rotary embedding).  That state is part
+    of the frame's global-state guard, and nothing in the trace before changes it."""
+    import inspect
+
+    if not all(a.is_python_constant() for a in [*args, *kwargs.values()]):
+        return False
+    try:
+        bound = inspect.signature(torch.autocast.__init__).bind(
+            None, *[a.as_python_constant() for a in args],
+            **{k: v.as_python_constant() for k, v in kwargs.items()},
+        )  # fmt: skip
+        bound.apply_defaults()
+        device = bound.arguments["device_type"]
+        on = torch.is_autocast_enabled(device)
+        dtype = torch.get_autocast_dtype(device)
+    except (TypeError, RuntimeError):
+        return False
+    want = bound.arguments["enabled"]
+    if type(want) is not bool or want != on:
+        return False
+    cache = bound.arguments["cache_enabled"]
+    return not on or (
+        bound.arguments["dtype"] in (None, dtype)
+        and cache in (None, torch.is_autocast_cache_enabled())
+    )
+
+
 def construct(tx, cls_vt, args: list, kwargs: dict) -> VariableTracker:
     cls = cls_vt.value
-    if cls in _profiler_contexts():
+    if cls in _profiler_contexts() or (
+        cls is torch.autocast and _autocast_is_a_no_op(args, kwargs)
+    ):
         from .objects import NullContextVariable
 
         return NullContextVariable()
