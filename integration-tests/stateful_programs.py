@@ -59,7 +59,7 @@ class Call:
 class Program:
     seed: int
     features: list[Feature]
-    entry: str  # "module" | "function"
+    entry: str  # "module" (compile(m)) | "function" (calls m) | "catching" (catches m's raise)
     call_override: bool  # M defines __call__ returning super().__call__(x) * self.k
     calls: list[Call]
 
@@ -487,6 +487,7 @@ GENERIC_MUTATIONS = [
     "M.forward = alt_forward",
     "M.forward = ORIG_FORWARD",
     "M.__call__ = alt_call",
+    "m.__call__ = lambda x: x * 100",  # no effect: m(x) looks __call__ up on the class
     "m.register_forward_hook(lambda mod, args, out: out + 1)",
     "m.register_forward_pre_hook(lambda mod, args: (args[0] * 2,))",
     "m.requires_grad_(False)",
@@ -538,7 +539,8 @@ def generate(seed: int) -> Program:
             else:
                 mutation = rng.choice(pool)
         calls.append(Call(mutation, batch, dtype, grad))
-    return Program(seed, features, rng.choice(["module", "function"]), rng.random() < 0.2, calls)
+    entry = rng.choice(["module", "function", "catching"])
+    return Program(seed, features, entry, rng.random() < 0.2, calls)
 
 
 def render(p: Program) -> str:
@@ -580,6 +582,18 @@ m = M()
 def entry(x):
     y = m(x)
     return y + 1, len(y)
+
+
+CAUGHT = []
+
+
+def catching(x):
+    try:
+        y = m(x)
+    except Exception as e:
+        CAUGHT.append(type(e).__name__)
+        y = x * 0
+    return y - 1
 """
 
 
@@ -811,6 +825,10 @@ class _Counts:
         return False
 
 
+def _entry(mod: types.ModuleType, program: Program):
+    return getattr(mod, {"module": "m", "function": "entry", "catching": "catching"}[program.entry])
+
+
 def check(program: Program, compiler: str = "framejit", backend: str = "eager") -> Verdict:
     """Run the program eagerly and compiled, call by call; the first difference decides."""
     source = program.source()
@@ -821,8 +839,7 @@ def check(program: Program, compiler: str = "framejit", backend: str = "eager") 
     rtol, atol = (1e-4, 1e-5) if backend == "eager" else (1e-3, 1e-4)
     try:
         with _Counts(compiler) as counts:
-            eager_fn = eager_mod.m if program.entry == "module" else eager_mod.entry
-            target = comp_mod.m if program.entry == "module" else comp_mod.entry
+            eager_fn, target = _entry(eager_mod, program), _entry(comp_mod, program)
             try:
                 comp_fn = _compile(compiler, target, backend)
             except Exception as e:
@@ -862,7 +879,7 @@ def exception_detail(program: Program, compiler: str = "framejit", backend: str 
     mod = load(program.source(), compiler)
     _reset(compiler)
     try:
-        fn = _compile(compiler, mod.m if program.entry == "module" else mod.entry, backend)
+        fn = _compile(compiler, _entry(mod, program), backend)
         for n, call in enumerate(program.calls):
             with contextlib.redirect_stdout(io.StringIO()):
                 if call.mutation:
@@ -914,5 +931,5 @@ def _shrinks(p: Program, kind: str):
                 )
     elif kind == "override" and p.call_override:
         yield dataclasses.replace(p, call_override=False)
-    elif kind == "entry" and p.entry == "function":
+    elif kind == "entry" and p.entry != "module":
         yield dataclasses.replace(p, entry="module")

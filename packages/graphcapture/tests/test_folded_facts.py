@@ -510,3 +510,26 @@ def test_deep_submodule_fact_changed(change):
     finally:
         if handle is not None:
             handle.remove()
+
+
+def test_parameter_dtype_or_shape_changed_in_place():
+    """The trace folds a parameter's dtype and sizes (`y.shape[-1]`, `w.dtype == ...`),
+    which change under the same Parameter object: `mod.double()` sets `p.data`, and so
+    can user code.  Only identity and requires_grad were guarded (stale constants)."""
+    torch.manual_seed(0)
+    mod = nn.Linear(4, 2)
+
+    def f(x):
+        y = mod(x.to(mod.weight.dtype))
+        if mod.weight.dtype == torch.float64:
+            y = y + 100
+        return y * y.shape[-1]
+
+    compiled = fj.compile(f)
+    x = torch.randn(3, 4)
+    same(f, compiled, x)
+    mod.double()
+    same(f, compiled, x)
+    mod.weight.data = torch.randn(5, 4, dtype=torch.float64)
+    mod.bias.data = torch.randn(5, dtype=torch.float64)
+    same(f, compiled, x)

@@ -499,14 +499,11 @@ def wrap_parameter(
     ):
         raise Unsupported(f"parameter/buffer of type {type(value).__name__}")
     _guard(tx, source, GuardKind.ID_MATCH, value)
-    # the same tensor object may have had requires_grad flipped (requires_grad_(False)):
-    # the trace folds the flag (`if self.w.requires_grad:`) and the graph's autograd uses it
-    _guard(
-        tx,
-        AttrSource(source, "requires_grad") if source else None,
-        GuardKind.EQUALS_MATCH,
-        value.requires_grad,
-    )
+    # the same tensor object may have had requires_grad flipped (requires_grad_(False)),
+    # or its dtype/shape changed in place (`module.double()`, `p.data = other`): the
+    # trace folds the flag (`if self.w.requires_grad:`), the graph was specialised on
+    # the dtype and sizes.  TENSOR_MATCH checks them all, in the batched tensor check.
+    _guard(tx, source, GuardKind.TENSOR_MATCH, value)
     node = tx.output.get_attr(
         source if source is not None else AttrSource(module_vt.source, name), value
     )
