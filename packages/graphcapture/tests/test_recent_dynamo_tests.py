@@ -170,3 +170,85 @@ def test_graph_break_after_a_handler_breaks_at_the_raise():
         return x * 2
 
     torch.testing.assert_close(fj.compile(fn, backend="eager")(torch.ones(2)), fn(torch.ones(2)))
+
+
+def test_torch_check_that_holds_is_nothing():
+    def fn(x):
+        torch._check(x.shape[0] > 3, lambda: "Shape is not greater than 3")
+        torch._check_with(ValueError, x.dim() == 1, lambda: "1-d")
+        return x + 1
+
+    _check(fn, torch.randn(4))
+
+
+def test_custom_attributes_stored_on_tensors():
+    def fn(x, flag):
+        x.offloading_activation = flag
+        y = x + 1
+        y.tag = "made"
+        return y, hasattr(y, "tag"), y.tag
+
+    x = torch.ones(3)
+    y, present, tag = fj.compile(fn, backend="eager", fullgraph=True)(x, True)
+    torch.testing.assert_close(y, x + 1)
+    assert (present, tag, y.tag, x.offloading_activation) == (True, "made", "made", True)
+
+
+def test_type_with_a_legacy_tensor_class():
+    def fn(a, b):
+        m = a.type(torch.HalfTensor)
+        return b.type(m.type())
+
+    _check(fn, torch.randn(2), torch.randn(2))
+
+
+def test_hasattr_of_sizes_lists_and_tuples_asks_their_type():
+    # hasattr(x.shape, "_fields") was True (any attribute of a list/tuple "existed"): a
+    # wrong branch
+    def fn(x):
+        flags = [hasattr(x.shape, "_fields"), hasattr([x], "append"), hasattr((x,), "append")]
+        return x + 1 if hasattr(x.shape, "_fields") else x - 1, flags
+
+    _check(fn, torch.ones(2))
+
+
+def test_attributes_an_input_tensor_already_has():
+    # hasattr(x, "test") on a tensor with x.test set said False (the class has none): the
+    # wrong branch on every call
+    def fn(x):
+        if hasattr(x, "test"):
+            return x + 2 if x.test is None else x * x.test
+        return x + 1
+
+    compiled = fj.compile(fn, backend="eager")
+    for value in ("absent", None, 3, "absent"):
+        x = torch.ones(2)
+        if value != "absent":
+            x.test = value
+        torch.testing.assert_close(compiled(x), fn(x))
+
+
+def test_fromkeys_of_dict_ordereddict_and_defaultdict():
+    import collections
+
+    def fn(x, y):
+        d = dict.fromkeys(["a", "b"])
+        d1 = dict.fromkeys(d, x + 1)
+        d2 = collections.defaultdict.fromkeys(iter(d1), x - 2)
+        d3 = collections.OrderedDict.fromkeys(("a", "b"), value=y)
+        ordered = type(d3) is collections.OrderedDict
+        return d1["a"] * d2["b"] + d3["a"], d["b"] is None, ordered, list(d2) == ["a", "b"]
+
+    _check(fn, torch.ones(2), torch.zeros(2))
+
+
+def test_fromkeys_with_one_shared_list_keeps_the_aliasing():
+    def fn(x):
+        d = dict.fromkeys(["a", "b"], [])  # noqa: RUF024 (the shared list is under test)
+        d["a"].append(1)
+        return x + len(d["b"]), d
+
+    x = torch.ones(2)
+    got, d = fj.compile(fn, backend="eager")(x)
+    torch.testing.assert_close(got, x + 1)
+    assert d["a"] is d["b"]

@@ -44,7 +44,8 @@ class SideEffects:
         if getattr(obj, "made_in_trace", False):
             obj.attrs[name] = value  # rebuilt whole if it escapes: nothing to replay
             return
-        if getattr(obj, "source", None) is None:
+        if getattr(obj, "source", None) is None and not obj.has_tensors():
+            # (a tensor the graph made is one of its outputs: the replay stores on that)
             raise Unsupported(f"attribute store on an object without a source ({obj})")
         key = (id(obj), name)
         if key not in self._attrs:
@@ -79,7 +80,10 @@ class SideEffects:
             if kind == "container":
                 out.append(key)
             elif kind == "attr":
-                out.append(self._attrs[key][1])
+                obj, value, _ = self._attrs[key]
+                out.append(value)
+                if obj.source is None:
+                    out.append(obj)
             else:
                 out.append(self._globals[key])
         out.extend(self._cells.values())
@@ -105,14 +109,14 @@ class SideEffects:
                 obj, _, generic = self._attrs[key]
                 if generic:
                     cg.add_push_null(lambda: cg.load_const(object.__setattr__))
-                    cg.load_source(obj.source)
+                    _load_target(cg, obj)
                     cg.load_const(key[1])
                     cg.emit("LOAD_FAST", temp)
                     cg.call(3)
                     cg.emit("POP_TOP")
                     continue
                 cg.emit("LOAD_FAST", temp)
-                cg.load_source(obj.source)
+                _load_target(cg, obj)
                 cg.store_attr(key[1])
             else:
                 cg.emit("LOAD_FAST", temp)
@@ -123,6 +127,13 @@ class SideEffects:
             value.reconstruct(cg)
         for name in reversed(self._cells):
             cg.store_local(name)
+
+
+def _load_target(cg: PyCodegen, obj) -> None:
+    if obj.source is not None:
+        cg.load_source(obj.source)
+    else:
+        obj.reconstruct(cg)  # a tensor the graph returns
 
 
 def _build_contents(cg: PyCodegen, container) -> None:

@@ -65,6 +65,7 @@ from .variables.objects import (
     WithExitVariable,
 )
 from .variables.sets import SetVariable, key_of
+from .variables.tensor import is_instance_attr_of_tensor
 
 
 def _handler_table(cls) -> dict[str, Any]:
@@ -338,6 +339,11 @@ class InstructionTranslatorBase:
                 )
                 return
         if isinstance(obj, (NNModuleVariable, UserDefinedObjectVariable)):
+            self.output.side_effects.store_attr(obj, name, value)
+            return
+        if isinstance(obj, TensorVariable) and is_instance_attr_of_tensor(name):
+            # `t.flag = v` lands in the tensor's __dict__: replayed on the input or the
+            # graph output it is, and read back by the trace
             self.output.side_effects.store_attr(obj, name, value)
             return
         if (

@@ -453,7 +453,9 @@ def wrap_tensor(tx, value: torch.Tensor, source) -> VariableTracker:
         tx.output.add_guard(
             AttrSource(source, DYNAMIC_DIMS_ATTR), GuardKind.HASATTR, False, origin=tx.origin()
         )
-    return TensorVariable(graph_input.node, graph_input.example, source, python_cls=type(value))
+    return TensorVariable(
+        graph_input.node, graph_input.example, source, type(value), own_attrs=dict(vars(value))
+    )
 
 
 def _identity_key(key) -> bool:
@@ -507,7 +509,9 @@ def wrap_parameter(
     node = tx.output.get_attr(
         source if source is not None else AttrSource(module_vt.source, name), value
     )
-    vt = TensorVariable(node, node.meta["example_value"], source, python_cls=type(value))
+    vt = TensorVariable(
+        node, node.meta["example_value"], source, type(value), own_attrs=dict(vars(value))
+    )
     if source is not None:
         tx.output.wrapped[source_name(source)] = vt
     return vt

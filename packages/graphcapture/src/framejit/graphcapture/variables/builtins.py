@@ -308,7 +308,9 @@ class BuiltinVariable(ConcreteValueVariable):
         if isinstance(self.value, type) and hasattr(self.value, name):
             attr = getattr(self.value, name)
             if self.value is dict and name == "fromkeys":
-                return BuiltinVariable(_dict_fromkeys)
+                from .stdlib import ModelledFunctionVariable
+
+                return ModelledFunctionVariable(dict.fromkeys, None)
             if self.value is object and name in ("__setattr__", "__getattribute__"):
                 from .user_classes import OBJECT_SLOTS, ObjectSlotFunction
 
@@ -346,10 +348,6 @@ class _UnboundBuiltinMethod(VariableTracker):
                     f"{self.cls.__name__}.{self.name} on a {cls.__name__} that overrides it"
                 )
         return obj.call_method(tx, self.name, list(args[1:]), kwargs)
-
-
-def _dict_fromkeys(keys, value=None):
-    return dict.fromkeys(keys, value)
 
 
 FOLDABLE = {

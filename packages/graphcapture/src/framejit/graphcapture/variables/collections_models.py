@@ -233,9 +233,31 @@ def _deque(tx, iterable=None, maxlen=None):
     return DequeVariable(items, None if maxlen is None else maxlen.as_python_constant())
 
 
+def _fromkeys(cls):
+    """`cls.fromkeys(iterable, value=None)`: every key maps to the one value object."""
+
+    def handler(tx, iterable, value=None, **kwargs):
+        from .sets import key_of
+
+        if value is None:
+            value = kwargs.pop("value", ConstantVariable(None))
+        if kwargs or getattr(value, "mutable", False) or getattr(value, "made_in_trace", False):
+            return None  # one shared mutable value: rebuilt apart per key if the dict escaped
+        items = {key_of(k): value for k in iterable.unpack(tx)}
+        if cls is collections.defaultdict:
+            return DefaultDictVariable(items, ConstantVariable(None))
+        return DictVariable(items, user_cls=cls)
+
+    return handler
+
+
 COLLECTIONS_MODELS = {
     collections.OrderedDict: _ordered_dict,
     collections.defaultdict: _defaultdict,
     collections.Counter: _counter,
     collections.deque: _deque,
+    # bound classmethods: a new object per read, equal (and hashed) alike
+    dict.fromkeys: _fromkeys(dict),
+    collections.OrderedDict.fromkeys: _fromkeys(collections.OrderedDict),
+    collections.defaultdict.fromkeys: _fromkeys(collections.defaultdict),
 }

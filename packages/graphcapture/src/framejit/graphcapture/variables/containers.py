@@ -80,6 +80,9 @@ class BaseListVariable(VariableTracker):
         raise Unsupported(f"{self.python_type().__name__}.{name}")
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
+        cls = self.python_type()
+        if not hasattr(cls, name):  # (list and tuple instances have no __dict__ of their own)
+            raise Unsupported(f"AttributeError: {cls.__name__!r} object has no attribute {name!r}")
         return BoundBuiltinMethodVariable(self, name)
 
 

@@ -52,14 +52,28 @@ METADATA_ATTRS = {
 }
 
 
+def is_instance_attr_of_tensor(name: str) -> bool:
+    """`t.<name> = v` stores into the tensor's __dict__ (no Tensor property or method)."""
+    return not name.startswith("__") and not hasattr(torch.Tensor, name)
+
+
+def _is_legacy_class(value) -> bool:
+    """torch.FloatTensor, torch.cuda.HalfTensor, ... (the legacy tensor types)."""
+    return isinstance(value, type) and value in torch._tensor_classes
+
+
 class TensorVariable(VariableTracker):
     """A tensor value: its FX node and its FakeTensor (sizes may be SymInts of the ShapeEnv)."""
 
-    def __init__(self, node, example: torch.Tensor, source=None, python_cls=torch.Tensor):
+    def __init__(
+        self, node, example: torch.Tensor, source=None, python_cls=torch.Tensor, own_attrs=None
+    ):
         self.node = node
         self.example = example
         self.source = source
         self.python_cls = python_cls  # the real object's class (Parameter for parameters)
+        # an input's own __dict__ when it was read (`param._is_hf_initialized = True`)
+        self.own_attrs: dict = own_attrs or {}
 
     def size_items(self, output, name: str = "size") -> list[VariableTracker]:
         values = getattr(self.example, name)()
@@ -105,6 +119,9 @@ class TensorVariable(VariableTracker):
         ]
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
+        stored = tx.output.side_effects.pending_attr(self, name)
+        if stored is not None:
+            return stored
         if name == "shape":
             return SizeVariable(self.size_items(tx.output))
         if name in METADATA_ATTRS:
@@ -115,6 +132,13 @@ class TensorVariable(VariableTracker):
             return UserDefinedClassVariable(self.python_type())
         if name in ("grad", "grad_fn", "_base", "_version"):
             raise Unsupported(f"Tensor.{name} is not traced")
+        if name in self.own_attrs:
+            if self.source is None:
+                raise Unsupported(f"Tensor attribute {name!r} of its own __dict__, unguardable")
+            from ..sources import AttrSource
+            from .builder import wrap
+
+            return wrap(tx, self.own_attrs[name], AttrSource(self.source, name))
         if name == "is_leaf":
             if not self.example.requires_grad:
                 return ConstantVariable(True)
@@ -170,6 +194,10 @@ class TensorMethodVariable(VariableTracker):
             return ConstantVariable(getattr(self.tensor.example, name)(*values, **kw))
         if name == "type" and not args and not kwargs:
             return ConstantVariable(self.tensor.example.type())
+        if name == "type" and len(args) == 1 and _is_legacy_class(getattr(args[0], "value", None)):
+            # t.type(torch.HalfTensor) is t.type("torch.HalfTensor"): a graph argument FX prints
+            cls = args[0].value
+            args = [ConstantVariable(f"{cls.__module__}.{cls.__name__}")]
         if name == "__setitem__":
             return setitem_tensor(tx, self.tensor, *args)
         return tx.output.call_op("call_method", name, [self.tensor, *args], kwargs)

@@ -70,6 +70,9 @@ REFUSED_FUNCTIONS = {
     torch.get_rng_state,
 }
 GRAD_MODE_CLASSES = {torch.no_grad: False, torch.enable_grad: True}
+# torch._check(cond, message) and friends: the index of `cond` among the arguments
+CHECKS = {torch._check: 0, torch._check_index: 0, torch._check_value: 0, torch._check_type: 0,
+          torch._check_not_implemented: 0, torch._check_with: 1}  # fmt: skip
 
 # What library code asks to pick its compiled path, answered as torch.compile answers it
 # while tracing.  Keyed by (module, name), so torch._dynamo is never imported to find them.
@@ -144,6 +147,8 @@ def call_torch_function(tx, fn_vt, args: list, kwargs: dict) -> VariableTracker:
         return args[1]  # a type hint for TorchScript; the value itself in Python
     if fn in _has_torch_function:
         return ConstantVariable(_any_subclass(args))
+    if fn in CHECKS and len(args) > CHECKS[fn]:
+        return _torch_check(tx, fn, args[CHECKS[fn]])
     if fn is torch.jit._unwrap_optional and len(args) == 1 and not kwargs:
         if args[0].is_python_constant() and args[0].as_python_constant() is None:
             raise Unsupported("AssertionError: _unwrap_optional of None")
@@ -170,6 +175,14 @@ def call_torch_function(tx, fn_vt, args: list, kwargs: dict) -> VariableTracker:
     if isinstance(fn, type):
         raise Unsupported(f"constructing {fn.__qualname__}")
     return tx.output.call_op("call_function", fn, args, kwargs)
+
+
+def _torch_check(tx, fn, cond: VariableTracker) -> VariableTracker:
+    """A check that holds is nothing (its message is never built); a size relation is
+    decided, and guarded, like an `if`; one that fails raises in eager, after a break."""
+    if isinstance(cond, TensorVariable) or not cond.truth(tx):
+        raise Unsupported(f"{fn.__name__}() of a tensor, or failing")
+    return ConstantVariable(None)
 
 
 def _metadata_args(args: list, kwargs: dict) -> bool:
