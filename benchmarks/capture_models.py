@@ -1,4 +1,6 @@
 """Capture of six tiny Hugging Face models, framejit beside torch.compile in one process.
+`--heads` adds hf_tiny.HEADS (Auto*.from_config heads with labels), `--zoo` those and
+twenty more architectures (hf_tiny.zoo(): RoBERTa ... Wav2Vec2).
 
 For each model (integration-tests/hf_tiny.py: tiny configs, random weights, no
 downloads), in eval mode under no_grad and in training mode (grad on): the first call's time with a backend that compiles
@@ -65,9 +67,14 @@ def main() -> None:
 
     warnings.filterwarnings("ignore")
     torch.set_num_threads(1)
+    names = list(hf_tiny.MODELS)
+    if "--heads" in sys.argv or "--zoo" in sys.argv:
+        names += list(hf_tiny.HEADS)
+    if "--zoo" in sys.argv:
+        names += list(hf_tiny.zoo())
     rows = []
     for mode in ("eval", "train"):
-        for name in hf_tiny.MODELS:
+        for name in names:
             fj_time, fj_graphs, fj_ops = _first_call(
                 name, mode, lambda m, b: fj.compile(m, backend=b), fj.reset
             )

@@ -156,9 +156,168 @@ HEADS = {
 }
 
 
+def _zoo():
+    """More architectures from transformers (tiny configs, default settings otherwise),
+    for benchmarks/capture_models.py --zoo: name -> builder of (model, keyword inputs)."""
+    import transformers as T
+
+    # fmt: off
+    sizes = {
+        "num_hidden_layers": 2, "num_attention_heads": 2, "hidden_size": 32,
+        "intermediate_size": 64, "vocab_size": VOCAB, "max_position_embeddings": 32,
+    }
+
+    def encoder(cfg):
+        return lambda: (
+            T.AutoModel.from_config(cfg()),
+            {"input_ids": _ids(), "attention_mask": _mask()},
+        )
+
+    def causal(cfg):
+        inputs = lambda: {"input_ids": _ids(), "attention_mask": _mask(), "labels": _ids()}  # noqa: E731
+        return lambda: (T.AutoModelForCausalLM.from_config(cfg()), inputs())
+
+    def image(cfg):
+        return lambda: (T.AutoModel.from_config(cfg()), {"pixel_values": torch.randn(2, 3, 32, 32)})
+
+    return {
+        "roberta": encoder(lambda: T.RobertaConfig(**sizes)),
+        "albert": encoder(lambda: T.AlbertConfig(**sizes, embedding_size=16)),
+        "electra": encoder(lambda: T.ElectraConfig(**sizes, embedding_size=16)),
+        "mobilebert": encoder(
+            lambda: T.MobileBertConfig(
+                num_hidden_layers=2,
+                num_attention_heads=2,
+                hidden_size=32,
+                intermediate_size=64,
+                vocab_size=VOCAB,
+                embedding_size=16,
+                intra_bottleneck_size=32,
+                true_hidden_size=32,
+                num_feedforward_networks=1,
+            )
+        ),
+        "deberta-v2": encoder(lambda: T.DebertaV2Config(**sizes)),
+        "mistral": causal(lambda: T.MistralConfig(**sizes, num_key_value_heads=1)),
+        "qwen2": causal(lambda: T.Qwen2Config(**sizes, num_key_value_heads=1)),
+        "gemma": causal(lambda: T.GemmaConfig(**sizes, num_key_value_heads=1, head_dim=16)),
+        "opt": causal(
+            lambda: T.OPTConfig(
+                num_hidden_layers=2,
+                num_attention_heads=2,
+                hidden_size=32,
+                ffn_dim=64,
+                vocab_size=VOCAB,
+                max_position_embeddings=32,
+                word_embed_proj_dim=32,
+            )
+        ),
+        "gpt-neo": causal(
+            lambda: T.GPTNeoConfig(
+                num_layers=2,
+                attention_types=[[["global", "local"], 1]],
+                num_heads=2,
+                hidden_size=32,
+                vocab_size=VOCAB,
+                max_position_embeddings=32,
+                window_size=4,
+            )
+        ),
+        "gpt-j": causal(
+            lambda: T.GPTJConfig(
+                n_layer=2,
+                n_head=2,
+                n_embd=32,
+                vocab_size=VOCAB,
+                n_positions=32,
+                rotary_dim=8,
+            )
+        ),
+        "phi": causal(lambda: T.PhiConfig(**sizes)),
+        "falcon": causal(
+            lambda: T.FalconConfig(
+                num_hidden_layers=2,
+                num_attention_heads=2,
+                hidden_size=32,
+                vocab_size=VOCAB,
+            )
+        ),
+        "bart": lambda: (
+            T.AutoModelForSeq2SeqLM.from_config(
+                T.BartConfig(
+                    encoder_layers=2,
+                    decoder_layers=2,
+                    encoder_attention_heads=2,
+                    decoder_attention_heads=2,
+                    d_model=32,
+                    encoder_ffn_dim=64,
+                    decoder_ffn_dim=64,
+                    vocab_size=VOCAB,
+                    max_position_embeddings=32,
+                )
+            ),
+            {"input_ids": _ids(), "attention_mask": _mask(), "labels": _ids()},
+        ),
+        "clip-text": lambda: (T.CLIPTextModel(T.CLIPTextConfig(**sizes)), {"input_ids": _ids()}),
+        "clip-vision": lambda: (
+            T.CLIPVisionModel(
+                T.CLIPVisionConfig(
+                    num_hidden_layers=2,
+                    num_attention_heads=2,
+                    hidden_size=32,
+                    intermediate_size=64,
+                    image_size=32,
+                    patch_size=8,
+                )
+            ),
+            {"pixel_values": torch.randn(2, 3, 32, 32)},
+        ),
+        "swin": image(
+            lambda: T.SwinConfig(
+                image_size=32,
+                patch_size=4,
+                embed_dim=16,
+                depths=[1, 1],
+                num_heads=[1, 2],
+                window_size=4,
+            )
+        ),
+        "convnext": image(
+            lambda: T.ConvNextConfig(hidden_sizes=[8, 16], depths=[1, 1], num_stages=2)
+        ),
+        "resnet": image(
+            lambda: T.ResNetConfig(embedding_size=8, hidden_sizes=[8, 16], depths=[1, 1])
+        ),
+        "wav2vec2": lambda: (
+            T.Wav2Vec2Model(
+                T.Wav2Vec2Config(
+                    num_hidden_layers=2,
+                    num_attention_heads=2,
+                    hidden_size=32,
+                    intermediate_size=64,
+                    conv_dim=(8, 8),
+                    conv_stride=(4, 4),
+                    conv_kernel=(8, 4),
+                    num_conv_pos_embeddings=4,
+                    num_conv_pos_embedding_groups=2,
+                )
+            ),
+            {"input_values": torch.randn(2, 400)},
+        ),
+    }
+    # fmt: on
+
+
+def zoo() -> dict:
+    return _zoo()
+
+
 def make(name: str, seed: int = 0):
     torch.manual_seed(seed)
-    return {**MODELS, **HEADS}[name]()
+    builders = {**MODELS, **HEADS}
+    if name not in builders:
+        builders = zoo()
+    return builders[name]()
 
 
 def tensors_of(output) -> list[torch.Tensor]:

@@ -249,3 +249,18 @@ def test_break_while_a_closure_is_alive_runs_the_frame_eagerly():
     assert (
         records[0].skipped_reason == "graph break while a closure over this frame's locals is alive"
     )
+
+
+def del_after_break(x):
+    outputs = x + 1  # read again only by `del` after the break (transformers' generate loop)
+    for _ in range(2):
+        y = outputs * 2
+        print("break")
+        del outputs
+        outputs = y
+    return outputs
+
+
+def test_a_local_read_only_by_del_after_a_break_is_passed_to_the_resume_function():
+    _, records = _run(del_after_break, torch.randn(3))
+    assert _breaks(records)

@@ -438,3 +438,14 @@ def test_loss_module_built_in_the_frame():
         return torch.nn.CrossEntropyLoss()(logits.view(-1, 3), labels.view(-1))
 
     one_graph(f, torch.randn(4, 3), torch.tensor([0, 2, 1, 0]))
+
+
+def test_hasattr_on_a_none_made_in_the_frame():
+    """transformers' masking utils: `hasattr(cache, "is_sliding")` with no cache."""
+
+    def f(x):
+        cache = None
+        sliding = getattr(cache, "is_sliding", False)
+        return x + 1 if not hasattr(cache, "layers") and not sliding else x
+
+    one_graph(f, torch.randn(3))

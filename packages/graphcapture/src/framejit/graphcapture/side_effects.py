@@ -25,11 +25,15 @@ class SideEffects:
         self._attrs: dict[tuple[int, str], tuple[VariableTracker, VariableTracker]] = {}
         self._globals: dict[str, VariableTracker] = {}
         self._cells: dict[str, VariableTracker] = {}
+        # every store or mutation seen, replayed or not (objects made by the trace too): a
+        # generator run ahead of its consumer must not write after its first yield
+        self.writes = 0
 
     def __bool__(self) -> bool:
         return bool(self._order) or bool(self._cells)
 
     def mutated(self, container: VariableTracker) -> None:
+        self.writes += 1
         if container.source is None:
             return  # made by the trace: rebuilt from its final contents when needed
         if id(container) not in self._containers:
@@ -41,6 +45,7 @@ class SideEffects:
     ) -> None:
         """`obj.name = value`; `generic`: as object.__setattr__ does it (what a class's own
         __setattr__ ends with), replayed without calling that __setattr__ again."""
+        self.writes += 1
         if getattr(obj, "made_in_trace", False):
             obj.attrs[name] = value  # rebuilt whole if it escapes: nothing to replay
             return
@@ -59,6 +64,7 @@ class SideEffects:
         return None if found is None else found[1]
 
     def store_global(self, name: str, value: VariableTracker) -> None:
+        self.writes += 1
         if name not in self._globals:
             self._order.append(("global", name))
         self._globals[name] = value
@@ -68,6 +74,7 @@ class SideEffects:
 
     def store_cell(self, name: str, value: VariableTracker) -> None:
         """`name` is a free variable of the compiled frame (a cell of its closure)."""
+        self.writes += 1
         self._cells[name] = value
 
     def stored_cells(self) -> list[str]:

@@ -10,6 +10,7 @@ inside its caller; whatever it cannot handle propagates to the caller's CALL.
 
 from __future__ import annotations
 
+import contextlib
 import importlib.util
 import operator
 import sys
@@ -786,6 +787,25 @@ class InstructionTranslatorBase:
         return SuperVariable(cls, obj)
 
 
+# what `try: yield finally: if switch: ...` runs after the yield, on locals and constants only
+_QUIET_AFTER_YIELD = frozenset(
+    {
+        "NOP", "RESUME", "POP_TOP", "LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_CONST", "STORE_FAST",
+        "RETURN_VALUE", "RETURN_CONST", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE",
+        "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_IF_NONE",
+        "POP_JUMP_IF_NOT_NONE", "POP_JUMP_FORWARD_IF_NONE", "POP_JUMP_FORWARD_IF_NOT_NONE",
+        "JUMP_FORWARD", "JUMP_BACKWARD", "PUSH_NULL", "COPY", "SWAP", "TO_BOOL", "POP_EXCEPT",
+        "RERAISE", "PUSH_EXC_INFO", "CHECK_EXC_MATCH",
+    }
+)  # fmt: skip
+
+
+def _is_contextmanager_init(tracer) -> bool:
+    """Whether `tracer` is contextlib's `_GeneratorContextManager.__init__` (self.gen = ...)."""
+    init = getattr(contextlib._GeneratorContextManagerBase, "__init__", None)
+    return tracer is not None and tracer.code is getattr(init, "__code__", None)
+
+
 class InliningTranslator(InstructionTranslatorBase):
     """Traces a user function called from the frame; its result goes back to the caller."""
 
@@ -795,9 +815,29 @@ class InliningTranslator(InstructionTranslatorBase):
         return self.return_value
 
     def run_generator(self) -> VariableTracker:
+        """The generator is run to its end here, ahead of its consumer: sound only while
+        nothing it does after its first yield could see or be seen by the consumer's work
+        in between (a `for` body, a `with` body).  So once it has yielded it may not write
+        (side_effects.writes); a contextmanager's generator, whose `with` body runs between
+        its yield and the rest, may then only run the instructions of `try: yield finally:
+        if flag: ...` on its own locals."""
         self.yielded: list[VariableTracker] = []
+        writes_at_yield = None
+        strict = _is_contextmanager_init(self.parent)
         while not self.done:
+            if self.yielded:
+                if writes_at_yield is None:
+                    writes_at_yield = self.output.side_effects.writes
+                if strict and self.insts[self.ip].opname not in _QUIET_AFTER_YIELD:
+                    raise Unsupported(
+                        "a contextmanager's generator acting after its yield (it would run "
+                        "before the with body)"
+                    )
             self.step()
+        if writes_at_yield is not None and self.output.side_effects.writes != writes_at_yield:
+            raise Unsupported(
+                "a generator writing after its first yield (run ahead of its consumer)"
+            )
         return IteratorVariable(self.yielded)
 
     def RETURN_VALUE(self, inst):

@@ -10,7 +10,7 @@ from .decode import Code, Inst
 from .effects import falls_through
 
 _READS = {"LOAD_FAST", "LOAD_FAST_CHECK"}
-_WRITES = {"STORE_FAST", "DELETE_FAST", "STORE_FAST_MAYBE_NULL"}
+_WRITES = {"STORE_FAST", "STORE_FAST_MAYBE_NULL"}
 
 
 def uses_defs(inst: Inst) -> tuple[tuple[str, ...], tuple[str, ...]]:
@@ -19,7 +19,9 @@ def uses_defs(inst: Inst) -> tuple[tuple[str, ...], tuple[str, ...]]:
         return (inst.argval,), ()
     if inst.opname in _WRITES:
         return (), (inst.argval,)
-    if inst.opname == "LOAD_FAST_AND_CLEAR":  # saves the outer value around a comprehension
+    # LOAD_FAST_AND_CLEAR saves the outer value around a comprehension; `del x` needs x
+    # bound (UnboundLocalError otherwise), so it reads as well as clears
+    if inst.opname in ("LOAD_FAST_AND_CLEAR", "DELETE_FAST"):
         return (inst.argval,), (inst.argval,)
     return (), ()
 

@@ -589,6 +589,12 @@ def _hasattr(tx, obj, name):
         raise
 
 
+# instances that cannot gain attributes: their type decides hasattr (`hasattr(None, "x")`)
+_NO_INSTANCE_ATTRS = frozenset(
+    {type(None), bool, int, float, complex, str, bytes, tuple, frozenset}
+)
+
+
 def _guard_absent(tx, obj, attr: str) -> None:
     """hasattr() False / getattr()'s default: the attribute must still be missing (an
     attribute or a buffer added later changes the answer).  Present attributes are guarded
@@ -597,7 +603,11 @@ def _guard_absent(tx, obj, attr: str) -> None:
     if source is None:
         from .base import ConcreteValueVariable
 
-        if isinstance(obj, ConcreteValueVariable) and not getattr(obj, "mutable", False):
+        if (
+            isinstance(obj, ConcreteValueVariable)
+            and not getattr(obj, "mutable", False)
+            and type(obj.value) not in _NO_INSTANCE_ATTRS
+        ):
             raise Unsupported(f"hasattr/getattr default on {obj}, which cannot be guarded")
         return  # a tensor, container or object made by the trace: its type decides
     from framejit.guards import GuardKind
