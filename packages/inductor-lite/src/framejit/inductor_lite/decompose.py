@@ -35,6 +35,7 @@ def decompositions() -> dict[Any, Any]:
         # logsumexp the forward kernel saved (the decomposed forward's differs: wrong grads)
         for op in (
             torch.ops.aten.addmm.default,
+            torch.ops.aten.std.correction,
             torch.ops.aten._scaled_dot_product_flash_attention_for_cpu.default,
         ):
             table.pop(op, None)

@@ -109,8 +109,14 @@ def _count(count: Any, dtype: torch.dtype) -> Any:
     return ops.constant(count, dtype)
 
 
-def _div_by(ctx: LoweringContext, value: Any, count: Any, out_dtype: torch.dtype) -> Pointwise:
-    compute = opmath_dtype(out_dtype)
+def _div_by(
+    ctx: LoweringContext,
+    value: Any,
+    count: Any,
+    out_dtype: torch.dtype,
+    compute: torch.dtype | None = None,
+) -> Pointwise:
+    compute = compute or opmath_dtype(out_dtype)
     return pointwise(
         ctx,
         lambda v: ops.truediv(v, _count(count, compute)),
@@ -219,9 +225,10 @@ def _mean_and_var(
     correction: float,
     keepdim: bool,
     out: torch.dtype,
+    compute: torch.dtype | None = None,
 ) -> tuple[Pointwise, Pointwise]:
     """Two-pass mean and variance, both keepdim-shaped internally."""
-    compute = opmath_dtype(out)
+    compute = compute or opmath_dtype(out)
     count = math.prod(x.size[d] for d in dims)
     total = make_reduction(ctx, x, dims, "sum", compute, compute, True)
     mean_kept = _div_by(ctx, total, count, compute)
@@ -236,7 +243,7 @@ def _mean_and_var(
         divisor = count - int(correction)
     else:
         divisor = max(count - correction, 0)
-    var = _div_by(ctx, squares, divisor, out)
+    var = _div_by(ctx, squares, divisor, out, compute)
     if not keepdim:
         mean_value = _div_by(
             ctx, make_reduction(ctx, x, dims, "sum", compute, compute, False), count, out
@@ -246,16 +253,32 @@ def _mean_and_var(
     return mean_value, var
 
 
-@register(aten.var.correction)
+def _var_compute(ctx: LoweringContext) -> torch.dtype:
+    """eager's CPU var/std accumulate in double (Welford over double, every float dtype):
+    squares of |x| > 1.8e19 stay finite."""
+    if ctx.meta.device.type == "cpu":
+        return torch.float64
+    return opmath_dtype(ctx.out_dtype)
+
+
+@register(aten.var.correction, aten.std.correction)
 def var(
     ctx: LoweringContext, x: Any, dim: Any = None, *, correction: Any = None, keepdim: bool = False
 ) -> Any:
     if ctx.out_dtype not in FLOAT_DTYPES:
         raise NotLowered("var of non-float")
     correction = 1 if correction is None else correction
-    return _mean_and_var(
-        ctx, x, normalize_dims(dim, len(x.size)), correction, keepdim, ctx.out_dtype
-    )[1]
+    compute = _var_compute(ctx)
+    is_std = ctx.node.target is aten.std.correction
+    dims = normalize_dims(dim, len(x.size))
+    out = compute if is_std else ctx.out_dtype
+    value = _mean_and_var(ctx, x, dims, correction, keepdim, out, compute)[1]
+    if not is_std:
+        return value
+    return pointwise(
+        ctx, ops.sqrt, [value], compute_dtype=compute, out_dtype=ctx.out_dtype,
+        out_size=value.size,
+    )  # fmt: skip
 
 
 # var_mean stays in ATen: eager computes it with Welford, whose mean of a row holding inf

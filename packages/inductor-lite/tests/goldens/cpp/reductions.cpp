@@ -40,43 +40,32 @@ static void kernel1_impl(const float* __restrict__ p_arg0, float* __restrict__ p
   }
   p_buf2[x0] = idx7;
   double acc9 = 0;
-  {
-  float part13 = 0;
-  #pragma omp simd reduction(+:part13)
+  #pragma omp simd reduction(+:acc9)
   for (int64_t r0 = 0; r0 < 29; ++r0) {
   const float t12 = p_arg0[(r0 + (29 * x0))];
-  part13 += (t12);
+  const double t13 = static_cast<double>(t12);
+  acc9 += static_cast<double>(t13);
   }
-  acc9 += part13;
-  }
-  const float t15 = static_cast<float>(acc9);
-  double acc16 = 0;
-  {
-  float part23 = 0;
-  #pragma omp simd reduction(+:part23)
+  double acc14 = 0;
+  #pragma omp simd reduction(+:acc14)
   for (int64_t r0 = 0; r0 < 29; ++r0) {
-  const float t19 = p_arg0[(r0 + (29 * x0))];
-  const float t20 = (t15 / static_cast<float>(0x1.d000000000000p+4));
-  const float t21 = (t19 - t20);
-  const float t22 = (t21 * t21);
-  part23 += (t22);
+  const float t17 = p_arg0[(r0 + (29 * x0))];
+  const double t18 = static_cast<double>(t17);
+  const double t19 = (acc9 / static_cast<double>(0x1.d000000000000p+4));
+  const double t20 = (t18 - t19);
+  const double t21 = (t20 * t20);
+  acc14 += static_cast<double>(t21);
   }
-  acc16 += part23;
-  }
-  const float t25 = static_cast<float>(acc16);
-  double acc26 = 0;
-  {
-  float part30 = 0;
-  #pragma omp simd reduction(+:part30)
+  double acc22 = 0;
+  #pragma omp simd reduction(+:acc22)
   for (int64_t r0 = 0; r0 < 29; ++r0) {
-  const float t29 = p_arg0[(r0 + (29 * x0))];
-  part30 += (t29);
+  const float t25 = p_arg0[(r0 + (29 * x0))];
+  const double t26 = static_cast<double>(t25);
+  acc22 += static_cast<double>(t26);
   }
-  acc26 += part30;
-  }
-  const float t32 = static_cast<float>(acc26);
-  const float t33 = (t25 / static_cast<float>(0x1.c000000000000p+4));
-  p_buf6[x0] = t33;
+  const double t27 = (acc14 / static_cast<double>(0x1.c000000000000p+4));
+  const float t28 = static_cast<float>(t27);
+  p_buf6[x0] = t28;
   }
 }
 extern "C" int kernel1(uintptr_t a0, uintptr_t a1, uintptr_t a2, uintptr_t a3) {
