@@ -11,8 +11,9 @@ from __future__ import annotations
 import kernel_programs as kp
 import pytest
 
-# seeds that once failed come first (323: var/std of huge values overflowed)
-SEEDS = [323, *range(100, 116)]
+# seeds that once failed come first (323: var/std of huge values overflowed; 387: zero_ through
+# an expand of an input)
+SEEDS = [323, 387, *range(100, 115)]
 
 
 @pytest.mark.parametrize("seed", SEEDS)

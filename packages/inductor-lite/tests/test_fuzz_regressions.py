@@ -7,6 +7,8 @@ import torch
 from conftest import compile_and_check
 from torch.fx.experimental.proxy_tensor import make_fx
 
+from framejit.inductor_lite import compile_fx
+
 
 @pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16])
 def test_var_std_of_huge_values_accumulate_in_double_like_eager(dtype):
@@ -18,3 +20,40 @@ def test_var_std_of_huge_values_accumulate_in_double_like_eager(dtype):
         return x.std([1], correction=0), x.var(1), x.std(), x.std(1, keepdim=True) + 1
 
     compile_and_check(fn, [x], gm=make_fx(fn)(x))
+
+
+@pytest.mark.parametrize(
+    "write",
+    [
+        lambda v: v[::2].zero_(),
+        lambda v: v.fill_(3.0),
+        lambda v: v.masked_fill_(torch.tensor([True, False, True]), 1.0),
+        lambda v: v.index_fill_(1, torch.tensor([0, 2]), 4.0),
+    ],
+    ids=["zero_", "fill_", "masked_fill_", "index_fill_"],
+)
+@pytest.mark.filterwarnings("ignore:Use of .* on expanded tensors")
+def test_fill_through_an_expanded_view_of_an_input_runs_eagerly(write):
+    """Functionalization replays a fill of an expand's stride-0 dim as a sum of changes: x[0]
+    became -2 * x[0] (fuzz seed 387).  Such graphs run eagerly, with the reason."""
+
+    def fn(x):
+        write(x.expand(2, 3))
+        return x + 1
+
+    x, y = torch.tensor([[2.5], [7.0]]), torch.tensor([[2.5], [7.0]])
+    expected = fn(x)
+    compiled = compile_fx(torch.fx.symbolic_trace(fn), [y.clone()])
+    torch.testing.assert_close(compiled(y), expected)
+    torch.testing.assert_close(y, x)
+    assert "share memory" in compiled.fallback_reason
+
+
+def test_fill_of_a_non_overlapping_view_still_compiles():
+    def fn(x):
+        x.expand(2, 3).clone()[0].zero_()
+        x[0].fill_(1.0)
+        return x * 2
+
+    x = torch.tensor([[2.5], [7.0]])
+    compile_and_check(fn, [x.clone()], lowered=True)  # fills are idempotent: reruns agree

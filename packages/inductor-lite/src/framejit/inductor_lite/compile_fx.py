@@ -22,6 +22,7 @@ from .decompose import AtenGraph, Unsupported, mutating_ops
 from .graph_lowering import GraphLowering
 from .ir import BufferView, ExternCall
 from .lowering import EXTERN_BY_DESIGN
+from .overlap import overlapping_write
 from .scheduler import FusedGroup, assign_in_place, extern_arg_buffers, schedule
 from .wrapper import WrapperBuilder, load_wrapper
 
@@ -85,6 +86,9 @@ def compile_fx(
             raise  # asked for explicitly: say so
         return _eager(gm, str(error))  # picked by device: never fail
 
+    reason = overlapping_write(gm, example_inputs)
+    if reason:
+        return _eager(gm, reason)
     symbolic = SymbolicInputs.of(gm, example_inputs)
     # guards the ShapeEnv gains from here on (AOTAutograd's trace, the lowering) are
     # relations the compiled code relies on: each wrapper checks them
