@@ -6,6 +6,7 @@ eager and none runs the graph eagerly inside the backend."""
 from __future__ import annotations
 
 import importlib
+import warnings
 
 import torch
 
@@ -81,3 +82,26 @@ def test_attention_block_over_20_sequence_lengths():
     assert graphs == counts["eager"][0]
     assert builds <= graphs
     assert eager == 0
+
+
+def test_size_outputs_are_this_calls_sizes():
+    """A graph that returns sizes (`len(y)`, arithmetic on shapes) gives each call's values
+    as Python numbers, as eager does, not the symbols the kernels were traced with."""
+
+    def fn(x):
+        y = x * 2
+        return y + 1, len(y), y.shape[0] * y.shape[1] + 1, y.shape[1] > 3
+
+    compiled = fj.compile(fn, backend="inductor-lite", dynamic=True)
+    with warnings.catch_warnings(record=True) as caught:
+        warnings.simplefilter("always")
+        graphs, _, eager = _run_lengths(fn, compiled, lambda n: (torch.randn(n, n % 5 + 2),))
+    assert graphs == 1
+    assert eager == 0
+    # evaluating the sizes runs no third-party Python that the frame hook would capture
+    assert not [w for w in caught if "framejit" in str(w.message)], [str(w.message) for w in caught]
+    for n in (6, 9):
+        x = torch.randn(n, 4)
+        got, want = compiled(x), fn(x)
+        assert [type(v) for v in got] == [type(v) for v in want]
+        assert got[1:] == want[1:]

@@ -287,3 +287,21 @@ def test_triton_softmax_and_sum_over_symbolic_rows():
         rtol=1e-5,
         codegen="triton",
     )
+
+
+def test_size_outputs_are_each_calls_numbers():
+    """Sizes the graph returns are computed from each call's sizes, as Python numbers of
+    eager's types; the symbols they were traced as never leak out."""
+
+    def fn(x):
+        n, m = x.shape
+        return x * 2, n * m + 1, (n + m) // 3, n % 4, n > m
+
+    captured = Captured(fn, torch.randn(5, 3))
+    compiled = compile_fx(captured.gm, captured.example_inputs)
+    for size in SIZES:
+        x = torch.randn(size, size % 5 + 2)
+        got, want = compiled(*captured.args_for([x])), fn(x)
+        torch.testing.assert_close(got[0], want[0])
+        assert [type(v) for v in got[1:]] == [type(v) for v in want[1:]]
+        assert tuple(got[1:]) == want[1:]

@@ -61,9 +61,104 @@ class FlatOutputs(torch.nn.Module):
 
     def forward(self, *args: Any) -> tuple[Any, ...]:
         leaves, spec = pytree.tree_flatten(self.gm(*args))
-        constants = {i: v for i, v in enumerate(leaves) if not isinstance(v, torch.Tensor)}
+        sites = _symbol_sites(args)
+        constants = {
+            i: SizeLeaf.of(v, sites) if isinstance(v, _SYMBOLIC) else v
+            for i, v in enumerate(leaves)
+            if not isinstance(v, torch.Tensor)
+        }
         self.traced = (spec, constants)
         return tuple(v for v in leaves if isinstance(v, torch.Tensor))
+
+
+_SYMBOLIC = (torch.SymInt, torch.SymFloat, torch.SymBool)
+
+
+def _symbol_sites(args: tuple[Any, ...]) -> dict[Any, tuple[int, int | None]]:
+    """Where each size symbol can be read at run time: (input, None) for a size input,
+    (input, dim) for a tensor input's size."""
+    sites: dict[Any, tuple[int, int | None]] = {}
+    for i, arg in enumerate(args):
+        if isinstance(arg, torch.SymInt) and arg.node.expr.is_Symbol:
+            sites.setdefault(arg.node.expr, (i, None))
+        elif isinstance(arg, torch.Tensor):
+            for d, size in enumerate(arg.shape):
+                if isinstance(size, torch.SymInt) and size.node.expr.is_Symbol:
+                    sites.setdefault(size.node.expr, (i, d))
+    return sites
+
+
+@dataclass(frozen=True)
+class SizeLeaf:
+    """A non-tensor output that is a size expression (`len(y)`, `x.shape[0] * 2`): each call
+    evaluates it from that call's sizes; a traced constant would be the symbol itself.
+    Evaluated by closures of this module, not by sympy: the compiled callable runs under the
+    caller's frame hook, which would capture sympy's frames as third-party code."""
+
+    evaluate: Callable[[tuple[Any, ...]], Any]
+    kind: type
+
+    @classmethod
+    def of(cls, value: Any, sites: dict[Any, tuple[int, int | None]]) -> SizeLeaf:
+        kind = {torch.SymInt: int, torch.SymFloat: float, torch.SymBool: bool}[type(value)]
+        return cls(_evaluator(value.node.expr, sites), kind)
+
+    def value(self, args: tuple[Any, ...]) -> Any:
+        return self.kind(self.evaluate(args))
+
+
+def _evaluator(expr: Any, sites: dict[Any, tuple[int, int | None]]) -> Callable[..., Any]:
+    """args -> the value of a sympy size expression; UnsafeTrace for what it does not know."""
+    import sympy
+
+    if expr.is_Symbol:
+        if expr not in sites:
+            raise UnsafeTrace(f"a size output depends on {expr}, which no input carries")
+        i, d = sites[expr]
+        if d is None:
+            return lambda args: int(args[i])
+        return lambda args: args[i].shape[d]
+    if expr.is_Integer or expr is sympy.true or expr is sympy.false:
+        constant = int(expr) if expr.is_Integer else bool(expr)
+        return lambda args: constant
+    if expr.is_Rational or expr.is_Float:
+        constant = float(expr)
+        return lambda args: constant
+    combine = _SIZE_OPS.get(expr.func)
+    if combine is None:
+        raise UnsafeTrace(f"a size output {expr} uses {expr.func.__name__}")
+    parts = [_evaluator(a, sites) for a in expr.args]
+    return lambda args: combine([p(args) for p in parts])
+
+
+def _size_ops() -> dict[Any, Callable[[list[Any]], Any]]:
+    import math
+
+    import sympy
+    from torch.utils._sympy import functions as f
+
+    return {
+        sympy.Add: sum,
+        sympy.Mul: math.prod,
+        sympy.Pow: lambda v: v[0] ** v[1],
+        f.FloorDiv: lambda v: v[0] // v[1],
+        f.Mod: lambda v: v[0] % v[1],
+        f.PythonMod: lambda v: v[0] % v[1],
+        sympy.Max: max,
+        sympy.Min: min,
+        sympy.Eq: lambda v: v[0] == v[1],
+        sympy.Ne: lambda v: v[0] != v[1],
+        sympy.Gt: lambda v: v[0] > v[1],
+        sympy.Ge: lambda v: v[0] >= v[1],
+        sympy.Lt: lambda v: v[0] < v[1],
+        sympy.Le: lambda v: v[0] <= v[1],
+        sympy.And: all,
+        sympy.Or: any,
+        sympy.Not: lambda v: not v[0],
+    }
+
+
+_SIZE_OPS: dict[Any, Callable[[list[Any]], Any]] = _size_ops()
 
 
 def with_structure(
@@ -77,10 +172,13 @@ def with_structure(
 
         return run_tuple
     count = spec.num_leaves
+    sized = [i for i, v in constants.items() if isinstance(v, SizeLeaf)]
 
     def run_structured(*args: Any) -> Any:
         values = iter(fn(*args))
         leaves = [constants[i] if i in constants else next(values) for i in range(count)]
+        for i in sized:
+            leaves[i] = leaves[i].value(args)
         return pytree.tree_unflatten(leaves, spec)
 
     return run_structured
