@@ -14,7 +14,7 @@ import stateful_programs as sp
 # test_folded_facts.py, test_side_effects.py, test_with_try_breaks.py)
 REGRESSION_SEEDS = [25, 105, 153, 297, 519, 926, 1345]
 EAGER_SEEDS = [*range(0, 36), *REGRESSION_SEEDS]
-INDUCTOR_SEEDS = range(1000, 1002)
+INDUCTOR_SEEDS = [67, 1000, 1001]  # 67: a size output under dynamic shapes
 
 
 def _check(seed: int, backend: str) -> None:
