@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import contextlib
 import logging
+import sys
 from collections.abc import Callable
 from dataclasses import dataclass, field
 from typing import Any
@@ -372,6 +373,23 @@ class SymbolicInputs:
         return torch._guards.tracing(torch._guards.TracingContext(self.fake_mode))
 
 
+@contextlib.contextmanager
+def frame_capture_off() -> Any:
+    """A variant traced on a call runs inside the caller's compiled frame, under its JIT's
+    frame hook: AOTAutograd's Python (networkx in the partitioner, generated dataclass
+    `__init__`s) is not user code and must not be captured.  framejit's frame hook is turned
+    off when framejit.frameeval is loaded; inductor-lite does not depend on it."""
+    frameeval = sys.modules.get("framejit.frameeval")
+    if frameeval is None:
+        yield
+        return
+    previous = frameeval.set_callback(frameeval.SKIP)
+    try:
+        yield
+    finally:
+        frameeval.set_callback(previous)
+
+
 def compile_with_aot(
     gm: torch.fx.GraphModule,
     example_inputs: list[Any],
@@ -408,6 +426,10 @@ def compile_with_aot(
         fn = variants.by_key.get(key)
         if fn is not None:
             return fn
+        with frame_capture_off():
+            return trace_new(key, args)
+
+    def trace_new(key: Any, args: list[Any]) -> Callable[..., Any]:
         if len(variants.by_key) >= MAX_VARIANTS:
             log.warning("inductor-lite: %d variants compiled; this call runs eagerly", MAX_VARIANTS)
             return gm.forward
