@@ -277,3 +277,22 @@ def test_subclasses_source_length_and_identity():
 
     fails(guards, {"x": Base})
     fails(guards, {"x": B})
+
+
+def test_set_item_at_source_pins_contents_and_order():
+    """SetItemAtSource: a set's member at a position of its iteration order, with the set's
+    type and length guarded: equal contents in the same order pass, anything else fails."""
+    from framejit.guards import SetItemAtSource
+
+    s = {"a", "b", 3}
+    order = list(s)
+    assert SetItemAtSource(X, 1).name() == "___set_item_at(L['x'], 1)"
+    guards = [
+        Guard(X, GuardKind.TYPE_MATCH, s),
+        Guard(X, GuardKind.LENGTH_CHECK, s),
+        *(Guard(SetItemAtSource(X, i), GuardKind.EQUALS_MATCH, v) for i, v in enumerate(order)),
+    ]
+    passes(guards, {"x": set(s)})
+    fails(guards, {"x": {"a", "b"}})
+    fails(guards, {"x": {"a", "b", 4}})
+    fails(guards, {"x": frozenset(s)})

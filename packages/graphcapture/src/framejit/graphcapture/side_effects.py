@@ -146,7 +146,7 @@ def _load_target(cg: PyCodegen, obj) -> None:
 def _build_contents(cg: PyCodegen, container) -> None:
     """Push the container's new contents: a list of its items, or a dict."""
     from .variables.containers import DictVariable, ListVariable, SourcedIteratorVariable
-    from .variables.sets import load_key
+    from .variables.sets import SetVariable, load_key
 
     if isinstance(container, SourcedIteratorVariable):
         cg.load_const(container.index)  # how many items to consume
@@ -159,21 +159,36 @@ def _build_contents(cg: PyCodegen, container) -> None:
         for item in container.items:
             item.reconstruct(cg)
         cg.build_list(len(container.items))
+    elif isinstance(container, SetVariable):
+        for part in container.replay_changes():  # (removed, added)
+            for item in part:
+                item.reconstruct(cg)
+            cg.build_tuple(len(part))
+        cg.build_tuple(2)
     else:
         raise Unsupported(f"cannot replay mutation of {container}")
 
 
 def _apply_contents(cg: PyCodegen, container, temp: str) -> None:
     """Put the contents held in `temp` into the real container, in place."""
+    from .variables.collections_models import DequeVariable
     from .variables.containers import (
         DictVariable,
         ListVariable,
         SourcedIteratorVariable,
         advance_iterator,
     )
+    from .variables.sets import SetVariable, replay_set
 
     if isinstance(container, SourcedIteratorVariable):
         cg.add_push_null(lambda: cg.load_const(advance_iterator))
+        cg.load_source(container.source)
+        cg.emit("LOAD_FAST", temp)
+        cg.call(2)
+        cg.pop_top()
+    elif isinstance(container, SetVariable):
+        # replay_set(src, (removed, added))
+        cg.add_push_null(lambda: cg.load_const(replay_set))
         cg.load_source(container.source)
         cg.emit("LOAD_FAST", temp)
         cg.call(2)
@@ -185,7 +200,7 @@ def _apply_contents(cg: PyCodegen, container, temp: str) -> None:
         cg.call_method(0)
         cg.pop_top()
         cg.load_source(container.source)
-        cg.load_method("update" if isinstance(container, DictVariable) else "extend")
+        cg.load_method("extend" if isinstance(container, DequeVariable) else "update")
         cg.emit("LOAD_FAST", temp)
         cg.call_method(1)
         cg.pop_top()

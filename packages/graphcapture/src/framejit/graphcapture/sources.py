@@ -13,10 +13,11 @@ from framejit.guards import (
     GlobalSource,
     ItemSource,
     LocalSource,
+    SetItemAtSource,
     ShapeSource,
     SubclassesSource,
 )
-from framejit.guards.source import dict_key_at, dict_value_at
+from framejit.guards.source import dict_key_at, dict_value_at, set_item_at
 
 if TYPE_CHECKING:
     from .codegen import PyCodegen
@@ -29,11 +30,19 @@ __all__ = [
     "GlobalSource",
     "ItemSource",
     "LocalSource",
+    "SetItemAtSource",
     "SubclassesSource",
     "emit_load",
     "param_source",
     "source_name",
 ]
+
+
+_AT_HELPERS = {
+    DictKeyAtSource: dict_key_at,
+    DictValueAtSource: dict_value_at,
+    SetItemAtSource: set_item_at,
+}
 
 
 def _field(obj: Any, *names: str) -> Any:
@@ -87,8 +96,8 @@ def emit_load(cg: PyCodegen, source: Any) -> None:
         cg.add_push_null(lambda: cg.load_const(type.__subclasses__))
         emit_load(cg, source.base)
         cg.call(1)
-    elif isinstance(source, (DictKeyAtSource, DictValueAtSource)):  # by position
-        helper = dict_key_at if isinstance(source, DictKeyAtSource) else dict_value_at
+    elif isinstance(source, (DictKeyAtSource, DictValueAtSource, SetItemAtSource)):
+        helper = _AT_HELPERS[type(source)]  # by position
         cg.add_push_null(lambda: cg.load_const(helper))
         emit_load(cg, source.base)
         cg.load_const(source.index)

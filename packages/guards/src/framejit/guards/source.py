@@ -302,6 +302,31 @@ class DictValueAtSource(Source):
         return dict_value_at(self.base.get(L, G), self.index)
 
 
+def set_item_at(s, index: int) -> Any:
+    """The member at position ``index`` of a set or frozenset, in its iteration order."""
+    return next(itertools.islice(iter(s), index, None))
+
+
+@_source
+class SetItemAtSource(Source):
+    """The member at position ``index`` of the set ``base`` in its iteration order: a set
+    read from the frame is guarded by its type, its length and each member's value (or
+    identity) here, which is its contents and the order a loop over it sees."""
+
+    base: Source
+    index: int
+    helpers: ClassVar[tuple[str, ...]] = ("___set_item_at",)
+
+    def base_source(self) -> Source:
+        return self.base
+
+    def spell(self, base: str) -> str:
+        return f"___set_item_at({base}, {int(self.index)})"
+
+    def get(self, L, G):
+        return set_item_at(self.base.get(L, G), self.index)
+
+
 @_source
 class SubclassesSource(Source):
     """``type.__subclasses__(base)``: a class's live direct subclasses, in creation order."""
@@ -551,4 +576,5 @@ SOURCE_HELPERS: dict[str, Any] = {
     "___type_subclasses": type.__subclasses__,
     "___dict_key_at": dict_key_at,
     "___dict_value_at": dict_value_at,
+    "___set_item_at": set_item_at,
 }

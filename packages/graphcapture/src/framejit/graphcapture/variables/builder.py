@@ -28,6 +28,7 @@ from ..sources import (
     DictKeyAtSource,
     DictValueAtSource,
     ItemSource,
+    SetItemAtSource,
     param_source,
     source_name,
 )
@@ -46,7 +47,7 @@ from .objects import (
     UserDefinedClassVariable,
     UserDefinedObjectVariable,
 )
-from .sets import SetVariable
+from .sets import SetVariable, key_of
 from .stdlib import MODELS, ModelledFunctionVariable
 from .tensor import TensorVariable
 from .torch_calls import GRAD_MODE_CLASSES, is_torch_callable
@@ -348,8 +349,10 @@ _DICT_TYPES = (dict, collections.OrderedDict, collections.defaultdict, collectio
 
 
 def _wrap_set(tx, value, source) -> VariableTracker:
-    """A set from the frame's inputs: its members are constants, guarded by identity of the
-    (frozen) set, or by the set's own equality for a mutable one read unchanged."""
+    """A set from the frame's inputs, as torch guards one: its type, its length, and each
+    member at its position in the iteration order (SetItemAtSource), by value for a
+    constant and by identity otherwise, which pins both its contents and the order a loop
+    over it sees.  Tensors hash by address: their order would change from call to call."""
     if source is None:
         if not all(is_constant_value(v) for v in value):
             raise Unsupported("a set of non-constants made outside the trace")
@@ -359,9 +362,22 @@ def _wrap_set(tx, value, source) -> VariableTracker:
         # classes, modules), safe without guards of their own
         _guard(tx, source, GuardKind.ID_MATCH, value)
         return SetVariable([wrap(tx, v, None) for v in value], frozen=True, source=source)
-    raise Unsupported(
-        f"a {type(value).__name__} read from {source_name(source)} (contents cannot be guarded)"
-    )
+    if any(isinstance(v, torch.Tensor) for v in value):
+        raise Unsupported(f"a set of tensors read from {source_name(source)} (order not stable)")
+    _guard(tx, source, GuardKind.TYPE_MATCH, value)
+    _guard(tx, source, GuardKind.LENGTH_CHECK, value)
+    members = [_wrap_member(tx, v, SetItemAtSource(source, i)) for i, v in enumerate(value)]
+    return SetVariable(members, frozen=type(value) is frozenset, source=source, real=value)
+
+
+def _wrap_member(tx, value, source) -> VariableTracker:
+    """A dict key or set member found at `source`: wrapped as a value would be, and held to
+    be that very object unless it is a constant (compared by value) or a tensor (whose
+    identity the trace tracks: aliasing guards)."""
+    vt = wrap(tx, value, source)
+    if not vt.is_python_constant() and not isinstance(vt, TensorVariable):
+        _guard(tx, source, GuardKind.ID_MATCH, value)
+    return vt
 
 
 def _fixed_member(value) -> bool:
@@ -458,30 +474,24 @@ def wrap_tensor(tx, value: torch.Tensor, source) -> VariableTracker:
     )
 
 
-def _identity_key(key) -> bool:
-    """A key hashed and compared by identity (a class, typing.Union, a function)."""
-    cls = type(key)
-    return cls.__hash__ is object.__hash__ and cls.__eq__ is object.__eq__
-
-
 def _wrap_dict_items(tx, value: dict, source) -> dict:
     """The items of a real dict, each wrapped with its source.  Literal keys (str, int) are
-    guarded all at once (DICT_KEYS) and their values read by key; a dict with identity keys
-    (huggingface_hub's validators keyed by `typing.Union`, `list`, ...) has each key guarded
-    by position (ID_MATCH; literal ones EQUALS_MATCH) and its values read by position."""
+    guarded all at once (DICT_KEYS) and their values read by key.  Any other dict has each
+    key wrapped like a value, at its position (DictKeyAtSource: a literal, a torch.Size or
+    a tuple guarded by value, a class or function by identity, a tensor or Parameter as a
+    graph input whose identity the trace keys by), its values read by position, and is
+    keyed as Python hashes those keys (sets.key_of: a key that compares by value through
+    user code is a graph break)."""
     if all(type(k) in (str, int) for k in value):
         _guard(tx, source, GuardKind.DICT_KEYS, value)
         return {k: wrap(tx, v, ItemSource(source, k) if source else None) for k, v in value.items()}
-    if not all(type(k) in (str, int) or _identity_key(k) for k in value):
-        raise Unsupported("dict with keys that are neither str/int nor compared by identity")
     if source is None:
-        return {k: wrap(tx, v, None) for k, v in value.items()}
+        return {key_of(wrap(tx, k, None)): wrap(tx, v, None) for k, v in value.items()}
     _guard(tx, source, GuardKind.LENGTH_CHECK, value)
     items = {}
     for i, (k, v) in enumerate(value.items()):
-        kind = GuardKind.EQUALS_MATCH if type(k) in (str, int) else GuardKind.ID_MATCH
-        _guard(tx, DictKeyAtSource(source, i), kind, k)
-        items[k] = wrap(tx, v, DictValueAtSource(source, i))
+        key = key_of(_wrap_member(tx, k, DictKeyAtSource(source, i)))
+        items[key] = wrap(tx, v, DictValueAtSource(source, i))
     return items
 
 

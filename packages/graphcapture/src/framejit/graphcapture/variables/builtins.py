@@ -47,6 +47,27 @@ def _iterate(tx, vt: VariableTracker) -> list[VariableTracker]:
 # ---------------------------------------------------------------------------- operators
 
 
+_REPEATED = {ListVariable: ListVariable, TupleVariable: TupleVariable, SizeVariable: SizeVariable}
+
+
+def _repeat_sequence(tx, op, a, b):
+    """`seq * n`, `n * seq` (a new list or tuple) and `lst *= n` (in place, as a list's
+    __imul__ is); None when neither side is a sequence repeated by a constant int."""
+    if type(b) in _REPEATED and op is operator.mul and type(a) not in _REPEATED:
+        a, b = b, a
+    if type(a) not in _REPEATED or not b.is_python_constant():
+        return None
+    n = b.as_python_constant()
+    if type(n) not in (int, bool):
+        return None
+    if op is operator.imul and type(a) is ListVariable:
+        a.call_method(tx, "extend", [ListVariable(a.items * (max(n, 1) - 1))], {})
+        if n <= 0:
+            a.call_method(tx, "clear", [], {})
+        return a
+    return _REPEATED[type(a)](a.items * n)  # (a named tuple repeated is a plain tuple)
+
+
 def binary_op(tx, op, a: VariableTracker, b: VariableTracker) -> VariableTracker:
     """`a op b` for any operator in the operator module (in-place forms included)."""
     from .objects import UserDefinedObjectVariable
@@ -88,13 +109,10 @@ def binary_op(tx, op, a: VariableTracker, b: VariableTracker) -> VariableTracker
     ):
         cls = ListVariable if isinstance(a, ListVariable) else TupleVariable
         return cls([*a.items, *b.items])
-    if (
-        isinstance(a, BaseListVariable)
-        and b.is_python_constant()
-        and op in (operator.mul, operator.imul)
-    ):
-        cls = ListVariable if isinstance(a, ListVariable) else TupleVariable
-        return cls(a.items * b.as_python_constant())
+    if op in (operator.mul, operator.imul):
+        repeated = _repeat_sequence(tx, op, a, b)
+        if repeated is not None:
+            return repeated
     if a.is_python_constant() and b.is_python_constant():
         return wrap_const(fold(op, a.as_python_constant(), b.as_python_constant()))
     if op in (operator.eq, operator.ne) and _sequence_pair(a, b):
@@ -681,13 +699,28 @@ def _filter(tx, fn, iterable):
 
 
 def _sorted(tx, iterable, **kwargs):
-    if kwargs and not _all_const([], kwargs):
-        return None
-    values = _iterate(tx, iterable)
-    if not all(v.is_python_constant() for v in values):
-        raise Unsupported("sorted() over non-constants")
-    kw = {k: v.as_python_constant() for k, v in kwargs.items()}
-    return ListVariable([ConstantVariable(v) for v in fold(lambda: sorted(_consts(values), **kw))])
+    return ListVariable(sort_items(tx, _iterate(tx, iterable), kwargs))
+
+
+def sort_items(tx, items: list, kwargs: dict) -> list:
+    """sorted(items, key=..., reverse=...) over trackers: the key function is traced once
+    per item in order, as Python calls it, and the items (tensors, modules, anything) are
+    put in the order of their keys, which must be constants; stable, as Python's sort."""
+    if set(kwargs) - {"key", "reverse"}:
+        raise Unsupported(f"sorted() with {sorted(kwargs)}")
+    key_fn = kwargs.get("key")
+    if key_fn is not None and key_fn.is_python_constant() and key_fn.as_python_constant() is None:
+        key_fn = None
+    reverse = kwargs.get("reverse", ConstantVariable(False))
+    if not reverse.is_python_constant():
+        raise Unsupported("sorted() with a non-constant reverse")
+    keys = [item if key_fn is None else key_fn.call_function(tx, [item], {}) for item in items]
+    if not all(k.is_python_constant() for k in keys):
+        raise Unsupported("sorted() by non-constant keys")
+    values = [k.as_python_constant() for k in keys]
+    rev = reverse.as_python_constant()
+    order = fold(lambda: sorted(range(len(items)), key=values.__getitem__, reverse=rev))
+    return [items[i] for i in order]
 
 
 def _any_all(fn):

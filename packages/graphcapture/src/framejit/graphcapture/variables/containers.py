@@ -8,7 +8,13 @@ import operator
 import torch
 
 from ..exc import Unsupported
-from .base import BoundBuiltinMethodVariable, ConstantVariable, VariableTracker, fold
+from .base import (
+    BoundBuiltinMethodVariable,
+    ConstantVariable,
+    VariableTracker,
+    fold,
+    is_constant_value,
+)
 from .exceptions import observed
 from .sets import _ById, key_of, load_key, tracker_of_key
 
@@ -149,7 +155,51 @@ class TupleVariable(BaseListVariable):
             )
             if name in fields:
                 return self.items[list(fields).index(name)]
+            method = self._class_method(tx, name)
+            if method is not None:
+                return method
         return super().var_getattr(tx, name)
+
+    def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
+        if self.namedtuple_cls is not None:
+            method = self._class_method(tx, name)
+            if method is not None:
+                return method.call_function(tx, args, kwargs)
+        return super().call_method(tx, name, args, kwargs)
+
+    def _class_method(self, tx, name: str) -> VariableTracker | None:
+        """A method, staticmethod, classmethod or property the named tuple's class (or a
+        base above tuple) defines in Python, bound to this tuple; None for tuple's own."""
+        import types
+
+        from .functions import UserFunctionVariable, UserMethodVariable
+        from .objects import UserDefinedClassVariable, _guard_class_attr
+
+        cls = self.namedtuple_cls
+        for klass in cls.__mro__:
+            if klass in (tuple, object):
+                return None
+            if name in klass.__dict__:
+                attr = klass.__dict__[name]
+                break
+        else:
+            return None
+        if isinstance(attr, property) and isinstance(attr.fget, types.FunctionType):
+            call = UserFunctionVariable(attr.fget).call_function
+            _guard_class_attr(tx, self, name, attr)
+            return call(tx, [self], {})
+        if isinstance(attr, staticmethod) and isinstance(attr.__func__, types.FunctionType):
+            method = UserFunctionVariable(attr.__func__)
+        elif isinstance(attr, classmethod) and isinstance(attr.__func__, types.FunctionType):
+            method = UserMethodVariable(attr.__func__, UserDefinedClassVariable(cls))
+        elif isinstance(attr, types.FunctionType):
+            method = UserMethodVariable(attr, self)
+        elif type(attr) in (int, str, bool, tuple) and is_constant_value(attr):
+            method = ConstantVariable(attr)  # _fields, a class-level constant
+        else:
+            return None
+        _guard_class_attr(tx, self, name, attr)  # (a method rebound on the class recompiles)
+        return method
 
 
 def _build_namedtuple(cls, values: tuple):
@@ -268,13 +318,18 @@ class ListVariable(BaseListVariable):
             else:
                 raise Unsupported("list.remove of a missing/non-constant item")
         elif name == "sort":
-            values = [i.as_python_constant() for i in items]
-            kw = {k: v.as_python_constant() for k, v in kwargs.items()}
+            from .builtins import sort_items
+
+            ordered = sort_items(tx, list(items), kwargs)
             self._mutated(tx)
-            items[:] = [ConstantVariable(v) for v in sorted(values, **kw)]
+            items[:] = ordered
         else:
             return super().call_method(tx, name, args, kwargs)
         return ConstantVariable(None)
+
+
+# dict types whose instances have no __dict__: their type has every attribute they have
+_NO_INSTANCE_DICT = (dict, collections.OrderedDict, collections.defaultdict, collections.Counter)
 
 
 class DictVariable(VariableTracker):
@@ -340,7 +395,12 @@ class DictVariable(VariableTracker):
         return self.items[key]
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
-        return BoundBuiltinMethodVariable(self, name)
+        cls = self.user_cls
+        if hasattr(cls, name):
+            return BoundBuiltinMethodVariable(self, name)
+        if cls in _NO_INSTANCE_DICT:  # (hasattr(d, "to") is False: the dict takes no attributes)
+            raise Unsupported(f"AttributeError: {cls.__name__!r} object has no attribute {name!r}")
+        raise Unsupported(f"attribute {name!r} of a {cls.__name__} instance")
 
     def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
         items = self.items
@@ -461,6 +521,8 @@ class DictViewVariable(VariableTracker):
         cg.call_method(0)
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
+        if not hasattr(self.python_type(), name):
+            raise Unsupported(f"AttributeError: dict_{self.kind} object has no attribute {name!r}")
         return BoundBuiltinMethodVariable(self, name)
 
     def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:

@@ -11,6 +11,7 @@ mutable set's contents); frozensets of literals read from inputs are constants.
 from __future__ import annotations
 
 import operator
+import sys
 import types
 
 import torch
@@ -60,9 +61,29 @@ def key_of(vt: VariableTracker):
         for name in ("__hash__", "__eq__"):
             if isinstance(_class_attr(cls, name), types.FunctionType):
                 raise Unsupported(f"set member of {cls.__name__}, which defines {name}")
+        if not _compares_by_identity(cls, getattr(vt, "value", None)):
+            # (a bound method equals another bound to the same object: keyed by identity,
+            # a lookup with the other would miss where Python finds it)
+            raise Unsupported(f"set member or dict key of {cls.__name__}, compared by value")
     if getattr(vt, "mutable", False) and not _hashable_mutable(vt):
         raise Unsupported(f"TypeError: unhashable type: {vt}")
     return _ById(vt)
+
+
+def _compares_by_identity(cls, value) -> bool:
+    if cls.__eq__ is object.__eq__:
+        return True
+    # a module-level builtin function exists once: it equals only itself
+    return cls is types.BuiltinFunctionType and isinstance(
+        getattr(value, "__self__", None), (types.ModuleType, type(None))
+    )
+
+
+def replay_set(s: set, changes: tuple) -> None:
+    """The generated code's replay of a traced set's mutations on the real set."""
+    removed, added = changes
+    s.difference_update(removed)
+    s.update(added)
 
 
 def tracker_of_key(key) -> VariableTracker:
@@ -100,13 +121,41 @@ def _hashable_mutable(vt) -> bool:
 class SetVariable(VariableTracker):
     mutable = True
 
-    def __init__(self, items: list[VariableTracker] = (), frozen: bool = False, source=None):
+    def __init__(
+        self,
+        items: list[VariableTracker] = (),
+        frozen: bool = False,
+        source=None,
+        real=None,
+    ):
         self.frozen = frozen
         self.source = source
         self.keys: set = set()
         self.members: dict = {}  # key -> tracker (the first one added, as a set keeps it)
         for item in items:
             self._add(item)
+        self.fixed_order = None
+        self.initial_keys = None  # a set from the inputs: what it held, for the replay
+        if real is not None:
+            self._follow(real, items)
+
+    def _follow(self, real, items) -> None:
+        """Take a real set's iteration order (its members are guarded at their positions).
+        A set of constants is keyed by those very values: a copy of the same table size
+        lays them out as the original (checked: same order, same size in memory), and
+        later adds land where Python puts them in the original.  Otherwise the order is
+        kept as it was and the set cannot be mutated in the trace."""
+        order = [key_of(item) for item in items]
+        copy = set(real)
+        if (
+            all(not isinstance(k, _ById) for k in order)
+            and list(copy) == order
+            and sys.getsizeof(copy) == sys.getsizeof(real)
+        ):
+            self.keys = copy
+        elif order != list(self.keys):
+            self.fixed_order = order
+        self.initial_keys = set(self.keys)
 
     # -------------------------------------------------------------- contents
     def _add(self, item: VariableTracker) -> None:
@@ -124,7 +173,7 @@ class SetVariable(VariableTracker):
         return False
 
     def ordered(self) -> list[VariableTracker]:
-        return [self.members[k] for k in self.keys]
+        return [self.members[k] for k in (self.fixed_order or self.keys)]
 
     def python_type(self) -> type:
         return frozenset if self.frozen else set
@@ -165,6 +214,8 @@ class SetVariable(VariableTracker):
     def _mutate(self, tx) -> None:
         if self.frozen:
             raise Unsupported("AttributeError: frozenset is immutable")
+        if self.fixed_order is not None:
+            raise Unsupported("mutation of a set whose iteration order the trace cannot follow")
         tx.output.side_effects.mutated(self)
 
     def contains(self, tx, needle: VariableTracker) -> bool:
@@ -178,6 +229,13 @@ class SetVariable(VariableTracker):
         return BoundBuiltinMethodVariable(self, name)
 
     # -------------------------------------------------------------- methods
+    def replay_changes(self) -> tuple[list, list]:
+        """(members removed, members added) since the trace read the real set: replayed
+        on it as discards then adds, in the order the trace's copy iterates them."""
+        removed = [k for k in self.initial_keys if k not in self.keys]
+        added = [k for k in self.keys if k not in self.initial_keys]
+        return [tracker_of_key(k) for k in removed], [self.members[k] for k in added]
+
     def _new(self, items) -> SetVariable:
         return SetVariable(items, frozen=self.frozen)
 

@@ -1,0 +1,270 @@
+"""Containers the frame reads from its inputs and closures (dicts keyed by Parameters,
+torch.Size or ops; sets), and container operations from recent torch test/dynamo files:
+each against eager, with torch.compile's frame count where it takes one graph, and with
+the state changes between calls that the guards must catch."""
+
+from __future__ import annotations
+
+import collections
+import copy
+from typing import NamedTuple
+
+import pytest
+import torch
+import torch._dynamo.testing
+from torch.utils._pytree import tree_flatten
+
+from framejit import graphcapture as fj
+
+
+def _frames(fn, *args, fullgraph=True):
+    """Run fn under framejit and under torch.compile on copies of args: both results and
+    frame counts."""
+    fj.reset()
+    counter = fj.testing.CompileCounter()
+    got = fj.compile(fn, backend=counter, fullgraph=fullgraph)(*copy.deepcopy(args))
+    torch._dynamo.reset()
+    torch_counter = torch._dynamo.testing.CompileCounter()
+    torch.compile(fn, backend=torch_counter, fullgraph=fullgraph)(*copy.deepcopy(args))
+    return got, counter.frame_count, torch_counter.frame_count
+
+
+def _same(got, expected) -> None:
+    got_leaves, got_spec = tree_flatten(got)
+    leaves, spec = tree_flatten(expected)
+    assert got_spec == spec
+    for a, b in zip(got_leaves, leaves, strict=True):
+        if isinstance(b, torch.Tensor):
+            torch.testing.assert_close(a, b)
+        else:
+            assert type(a) is type(b) and a == b
+
+
+def _check(fn, *args):
+    expected = fn(*copy.deepcopy(args))
+    got, frames, torch_frames = _frames(fn, *args)
+    _same(got, expected)
+    assert frames == torch_frames
+    return got
+
+
+# ---------------------------------------------------------------- dicts with object keys
+@pytest.mark.parametrize("factory", [dict, list, set])
+def test_defaultdict_keyed_by_a_parameter(factory):
+    dd = collections.defaultdict(factory)
+    param = torch.nn.Parameter(torch.ones(2, 2))
+
+    def fn(x):
+        dd["a"] = x + 1
+        dd[param] = 123
+        dd["c"] = x * 2
+        return dd["b"], dd[param] + 1
+
+    x = torch.randn(3)
+    expected = fn(x)  # the dict now holds the Parameter key: the compiled frame reads it
+    compiled = fj.compile(fn, backend="eager", fullgraph=True)
+    got = compiled(x)
+    assert got == expected
+    assert list(dd) == ["a", param, "c", "b"]
+    torch.testing.assert_close(dd["c"], x * 2)
+
+
+def test_dict_keyed_by_torch_size_recompiles_on_another_size():
+    def fn(x, cached):
+        if x.shape not in cached:
+            cached[x.shape] = x
+        return x + cached[x.shape]
+
+    compiled = fj.compile(fn, backend="eager", fullgraph=True)
+    x1, x2 = torch.randn(2, 3), torch.randn(2, 3)
+    eager_cache, cache = {}, {}
+    for x in (x1, x2, torch.randn(4)):
+        torch.testing.assert_close(compiled(x, cache), fn(x, eager_cache))
+        assert list(cache) == list(eager_cache)
+    torch.testing.assert_close(cache[x1.shape], x1)
+
+
+def test_dict_keyed_by_ops_and_functions():
+    table = {torch.ops.aten.sum: 1, torch.add: 2, len: 3, torch.Tensor.add: 4}
+
+    def fn(x):
+        return x * len(table) + table[torch.add] + table.get(torch.ops.aten.sum, 0)
+
+    _check(fn, torch.ones(3))
+
+
+class _ByValue:
+    def __init__(self, v):
+        self.v = v
+
+    def __eq__(self, other):
+        return isinstance(other, _ByValue) and other.v == self.v
+
+    def __hash__(self):
+        return hash(self.v)
+
+
+def test_dict_keyed_by_objects_equal_by_value_is_a_break_not_a_guess():
+    d = {_ByValue(1): 10}
+
+    def fn(x):
+        return x + d[_ByValue(1)]
+
+    with pytest.raises(fj.GraphBreakInFullgraph):
+        fj.compile(fn, backend="eager", fullgraph=True)(torch.ones(2))
+    torch.testing.assert_close(fj.compile(fn, backend="eager")(torch.ones(2)), fn(torch.ones(2)))
+
+
+def test_dict_keyed_by_user_objects_guards_their_identity():
+    k1, k2 = object(), object()
+    d = {k1: 1.0, "s": 2.0}
+
+    def fn(x, k):
+        return x * d.get(k, -1.0)
+
+    compiled = fj.compile(fn, backend="eager", fullgraph=True)
+    x = torch.ones(2)
+    torch.testing.assert_close(compiled(x, k1), fn(x, k1))
+    torch.testing.assert_close(compiled(x, k2), fn(x, k2))
+    d[k2] = d.pop(k1)
+    torch.testing.assert_close(compiled(x, k2), fn(x, k2))
+    torch.testing.assert_close(compiled(x, k1), fn(x, k1))
+
+
+def test_hasattr_of_a_dict_is_its_type_s_answer():
+    def fn(x):
+        if hasattr(x, "to"):
+            return x.to("cpu")
+        if hasattr(x, "items"):
+            return torch.cos(x["a"])
+        return x
+
+    _check(fn, {"a": torch.randn(3)})
+    _check(fn, torch.randn(4))
+
+
+# ---------------------------------------------------------------- sets read from inputs
+def test_set_from_a_closure_is_guarded_by_contents():
+    s = {1, 2}
+
+    def fn(x):
+        return torch.cos(x) * len(s) + (5 in s)
+
+    compiled = fj.compile(fn, backend="eager", fullgraph=True)
+    x = torch.rand(4)
+    torch.testing.assert_close(compiled(x), fn(x))
+    s.add(3)
+    torch.testing.assert_close(compiled(x), fn(x))
+    s.discard(1)
+    s.add(5)
+    torch.testing.assert_close(compiled(x), fn(x))
+
+
+def test_set_from_a_closure_mutated_in_the_frame():
+    s = {1, 2}
+
+    def fn(x):
+        s.add(3)
+        s.discard(1)
+        return torch.cos(x) * len(x)
+
+    x = torch.rand(4)
+    expected = fn(x)
+    s.clear()
+    s.update({1, 2})
+    torch.testing.assert_close(fj.compile(fn, backend="eager", fullgraph=True)(x), expected)
+    assert s == {2, 3}
+
+
+def test_set_argument_iterates_in_eager_order():
+    def fn(x, s):
+        out = []
+        for v in s:  # a loop over the set, in its order
+            out.append(v)
+        s.add("zz")
+        return x + len(out), out
+
+    words = {"apple", "banana", "cherry", "kiwi", "plum"}
+    eager_set, compiled_set = set(words), set(words)
+    expected = fn(torch.ones(2), eager_set)
+    got = fj.compile(fn, backend="eager", fullgraph=True)(torch.ones(2), compiled_set)
+    assert got[1] == expected[1]
+    assert list(compiled_set) == list(eager_set)
+    got, frames, torch_frames = _frames(fn, torch.ones(2), {"a", "b"})
+    assert frames == torch_frames == 1
+
+
+def test_set_of_objects_guards_their_identity():
+    a, b = object(), object()
+
+    def fn(x, s, o):
+        return x + (o in s)
+
+    compiled = fj.compile(fn, backend="eager", fullgraph=True)
+    x = torch.zeros(1)
+    for s, o in (({a}, a), ({b}, a), ({a, b}, b)):
+        torch.testing.assert_close(compiled(x, s, o), fn(x, s, o))
+
+
+def test_set_isdisjoint_of_closure_sets():
+    x = {"apple", "banana", "cherry"}
+    y = {"google", "microsoft", "apple"}
+
+    def fn(a):
+        return a + 1 if x.isdisjoint(y) else a - 1
+
+    _check(fn, torch.ones(2))
+
+
+# ---------------------------------------------------------------- sequences
+def test_sequence_repeated_by_an_int_either_side():
+    def fn(x):
+        lst = [x, x + 1]
+        alias = lst
+        alias *= 2
+        return sum(4 * [x]), lst, (x,) * 2, 2 * (x,)
+
+    _check(fn, torch.ones(2))
+
+
+def test_sorted_by_a_traced_key():
+    def fn(x):
+        rows = [("john", "A", 8), ("jane", "B", 5), ("dave", "B", 10)]
+        ts = [x * 3, x[:1], x + 1]
+        ts.sort(key=lambda t: t.shape[0])
+        return (
+            sorted(rows),
+            sorted(rows, key=lambda r: r[2]),
+            sorted(rows, key=lambda r: r[1], reverse=True),
+            ts,
+        )
+
+    _check(fn, torch.ones(3))
+
+
+class _Pair(NamedTuple):
+    first: torch.Tensor
+    second: torch.Tensor
+
+    def add(self):
+        return self.first + self.second
+
+    @staticmethod
+    def one():
+        return 1
+
+    @classmethod
+    def name(cls):
+        return cls.__name__
+
+    @property
+    def product(self):
+        return self.first * self.second
+
+
+def test_named_tuple_methods():
+    def fn(a, b):
+        p = _Pair(a, b)
+        return p.add(), p.one(), p.name(), p.product, p._asdict()["second"]
+
+    _check(fn, torch.ones(2), torch.full((2,), 3.0))
