@@ -146,6 +146,17 @@ def llama_causal_lm():
     return AutoModelForCausalLM.from_config(cfg), inputs
 
 
+def t5_seq2seq():
+    from transformers import AutoModelForSeq2SeqLM, T5Config
+
+    cfg = T5Config(
+        num_layers=2, num_decoder_layers=2, num_heads=2, d_model=32, d_kv=16, d_ff=64,
+        vocab_size=VOCAB, decoder_start_token_id=0, pad_token_id=0,
+    )  # fmt: skip
+    inputs = {"input_ids": _ids(), "attention_mask": _mask(), "labels": _ids()}
+    return AutoModelForSeq2SeqLM.from_config(cfg), inputs
+
+
 # heads built as the Hugging Face docs do (Auto*.from_config, default config: cache on,
 # dropout on) and called with an attention mask and labels, so the model computes its loss
 HEADS = {
@@ -153,6 +164,7 @@ HEADS = {
     "distilbert-classifier": distilbert_classifier,
     "vit-classifier": vit_classifier,
     "llama-causal-lm": llama_causal_lm,
+    "t5-seq2seq": t5_seq2seq,  # its cache deep-copies the config (get_text_config)
 }
 
 

@@ -169,7 +169,7 @@ def test_gpt2_with_its_default_cache_matches_torch_compile_graph_count():
 
 # two of hf_tiny.HEADS (the classifiers share a code path; benchmarks/capture_models.py
 # measures all of them)
-@pytest.mark.parametrize("name", ["bert-classifier", "llama-causal-lm"])
+@pytest.mark.parametrize("name", ["bert-classifier", "llama-causal-lm", "t5-seq2seq"])
 def test_heads_with_labels_match_torch_compile(name):
     """Default configs (Auto*.from_config), attention mask and labels: the loss is computed
     in the model (CrossEntropyLoss built in forward; the first call sets

@@ -63,6 +63,10 @@ class SideEffects:
         found = self._attrs.get((id(obj), name))
         return None if found is None else found[1]
 
+    def has_pending_attrs(self, obj: VariableTracker) -> bool:
+        """Some attribute of `obj` (one that exists outside the trace) was stored to."""
+        return any(key[0] == id(obj) for key in self._attrs)
+
     def store_global(self, name: str, value: VariableTracker) -> None:
         self.writes += 1
         if name not in self._globals:

@@ -640,6 +640,24 @@ def _setattr(tx, obj, name, value):
     return ConstantVariable(None)
 
 
+def _delattr(tx, obj, name):
+    """delattr on an object made by the trace, whose class leaves __delattr__ to object:
+    the attribute leaves its __dict__ (a class attribute of that name shows again)."""
+    from .objects import _OBJECT_DELATTR, _class_lookup
+
+    attr = name.as_python_constant()
+    attrs = getattr(obj, "attrs", None)
+    if not getattr(obj, "made_in_trace", False) or attrs is None:
+        raise Unsupported("delattr on an object that exists outside the trace")
+    if _class_lookup(type(obj.value), "__delattr__") is not _OBJECT_DELATTR:
+        raise Unsupported(f"delattr through {type(obj.value).__name__}.__delattr__")
+    if attr not in attrs:
+        raise Unsupported(f"AttributeError: delattr of {attr!r}, not an instance attribute")
+    tx.output.side_effects.writes += 1
+    del attrs[attr]
+    return ConstantVariable(None)
+
+
 def _callable(tx, obj):
     from .functions import BaseUserFunctionVariable, UserMethodVariable
     from .objects import NNModuleVariable, TorchFunctionVariable
@@ -801,6 +819,7 @@ BUILTIN_HANDLERS = {
     getattr: _getattr,
     hasattr: _hasattr,
     setattr: _setattr,
+    delattr: _delattr,
     callable: _callable,
     slice: _slice,
     map: _map,

@@ -137,6 +137,7 @@ def _generic_getattribute(fn) -> bool:
 _MODULE_CALL = torch.nn.Module.__call__
 _OBJECT_GETATTRIBUTE = object.__getattribute__
 _OBJECT_SETATTR = object.__setattr__
+_OBJECT_DELATTR = object.__delattr__
 _OBJECT_INIT = object.__init__
 
 

@@ -1,4 +1,5 @@
-"""The stdlib callables modelled on trackers (functools, operator, itertools, collections).
+"""The stdlib callables modelled on trackers (functools, operator, itertools, collections,
+inspect, copy).
 
 One table, `MODELS`: real callable -> handler(tx, *args, **kwargs).  The builder wraps a
 listed callable (identity-guarded) as a `ModelledFunctionVariable`; calling it runs the
@@ -15,6 +16,7 @@ from ..exc import Unsupported
 from ..sources import AttrSource
 from .base import ConcreteValueVariable, VariableTracker
 from .collections_models import COLLECTIONS_MODELS
+from .copy_models import COPY_MODELS
 from .functools_models import FUNCTOOLS_MODELS
 from .inspect_models import INSPECT_MODELS
 from .iterators import ITERTOOLS_MODELS
@@ -24,6 +26,7 @@ MODELS: dict[Any, Any] = {
     **ITERTOOLS_MODELS,
     **COLLECTIONS_MODELS,
     **INSPECT_MODELS,
+    **COPY_MODELS,
 }
 
 
