@@ -166,3 +166,15 @@ def test_environ_source_guards_a_variable_set_or_unset(monkeypatch):
     assert is_one({}) and not unset({})
     monkeypatch.setenv("FRAMEJIT_TEST_ENV", "0")
     assert not is_one({}) and not unset({})
+
+
+def test_numpy_tensor_source_loads_the_arrays_memory():
+    np = pytest.importorskip("numpy")
+    from framejit.guards import NumpyTensorSource
+
+    L = {"a": np.zeros(3)}
+    source = NumpyTensorSource(LocalSource("a"))
+    assert source.name() == "___from_numpy(L['a'])"
+    tensor = eval(source.name(), {"L": L, **SOURCE_HELPERS})
+    tensor[1] = 5.0  # the array's own memory
+    assert L["a"][1] == 5.0 and source.get(L, {}).dtype == torch.float64

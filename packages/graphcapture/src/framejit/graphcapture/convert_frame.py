@@ -82,13 +82,15 @@ def _global_state_guard():
 
 def _aliasing_guards(output: OutputGraph) -> list:
     """Tensor inputs traced as distinct objects must stay distinct (and aliases stay aliases)."""
-    from framejit.guards import Guard, GuardKind
+    from framejit.guards import Guard, GuardKind, NumpyTensorSource
 
     first_of: dict[int, Any] = {}
     guards = []
     for graph_input in output.inputs.values():
         if not isinstance(graph_input.value, torch.Tensor):
             continue  # a size symbol's int
+        if isinstance(graph_input.source, NumpyTensorSource):
+            continue  # a new tensor each call; the ndarray's own tracker is aliased by id
         key = id(graph_input.value)
         if key in first_of:
             guards.append(Guard(graph_input.source, GuardKind.TENSOR_ALIASING, first_of[key]))

@@ -97,6 +97,17 @@ class OutputGraph:
         self.inputs[key] = found
         return found
 
+    def static_graph_input(self, source, value: torch.Tensor) -> GraphInput:
+        """An input made from an argument at each call (torch.from_numpy(arr)): its sizes
+        are fixed, as the argument's own guards check them."""
+        key = source_name(source)
+        found = self.inputs.get(key)
+        if found is None:
+            example = self.fake(value)
+            found = GraphInput(source, value, self._placeholder(source, example), example)
+            self.inputs[key] = found
+        return found
+
     def _placeholder(self, source, example, name: str | None = None) -> torch.fx.Node:
         name = self._unique_name(name or python_identifier(source))
         if self._last_placeholder is None:

@@ -13,6 +13,7 @@ from framejit.guards import (
     GlobalSource,
     ItemSource,
     LocalSource,
+    NumpyTensorSource,
     SetItemAtSource,
     ShapeSource,
     SubclassesSource,
@@ -92,6 +93,12 @@ def emit_load(cg: PyCodegen, source: Any) -> None:
         emit_load(cg, source.base)
         cg.load_const(source.key)
         cg.call(2)
+    elif isinstance(source, NumpyTensorSource):  # torch.from_numpy(base)
+        from framejit.guards.source import from_numpy
+
+        cg.add_push_null(lambda: cg.load_const(from_numpy))
+        emit_load(cg, source.base)
+        cg.call(1)
     elif isinstance(source, SubclassesSource):  # type.__subclasses__(base)
         cg.add_push_null(lambda: cg.load_const(type.__subclasses__))
         emit_load(cg, source.base)

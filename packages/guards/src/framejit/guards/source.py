@@ -549,6 +549,31 @@ class NumelSource(Source):
         return self.base.get(L, G).numel()
 
 
+def from_numpy(array: Any) -> Any:
+    """``torch.from_numpy(array)``: the tensor over an ndarray's memory."""
+    import torch
+
+    return torch.from_numpy(array)
+
+
+@_source
+class NumpyTensorSource(Source):
+    """``torch.from_numpy(base)``: an ndarray argument as the tensor a graph takes (the
+    array itself is guarded; this source only loads the tensor for the call)."""
+
+    base: Source
+    helpers: ClassVar[tuple[str, ...]] = ("___from_numpy",)
+
+    def base_source(self) -> Source:
+        return self.base
+
+    def spell(self, base: str) -> str:
+        return f"___from_numpy({base})"
+
+    def get(self, L, G):
+        return from_numpy(self.base.get(L, G))
+
+
 @_source
 class EnvironSource(Source):
     """``os.environ.get(key)``: an environment variable's value, None when unset (a root:
@@ -577,4 +602,5 @@ SOURCE_HELPERS: dict[str, Any] = {
     "___dict_key_at": dict_key_at,
     "___dict_value_at": dict_value_at,
     "___set_item_at": set_item_at,
+    "___from_numpy": from_numpy,
 }

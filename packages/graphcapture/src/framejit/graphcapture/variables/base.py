@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+import sys
 from typing import TYPE_CHECKING, Any
 
 import torch
@@ -140,8 +141,16 @@ CONSTANT_TYPES = (
 )
 
 
+def numpy_record(value: Any) -> bool:
+    """numpy's dtype, iinfo and finfo objects: immutable records, folded as constants."""
+    np = sys.modules.get("numpy")
+    return np is not None and isinstance(value, (np.dtype, np.iinfo, np.finfo))
+
+
 def is_constant_value(value: Any) -> bool:
     if isinstance(value, CONSTANT_TYPES) or numpy_number(value) is not None:
+        return True
+    if numpy_record(value):
         return True
     if type(value) in (tuple, frozenset):
         return all(is_constant_value(v) for v in value)

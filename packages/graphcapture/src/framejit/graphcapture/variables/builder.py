@@ -32,8 +32,15 @@ from ..sources import (
     param_source,
     source_name,
 )
+from . import numpy_arrays
 from .autograd_function import AutogradFunctionApplyVariable, is_function_apply
-from .base import ConcreteValueVariable, ConstantVariable, VariableTracker, is_constant_value
+from .base import (
+    ConcreteValueVariable,
+    ConstantVariable,
+    VariableTracker,
+    is_constant_value,
+    numpy_record,
+)
 from .builtins import BuiltinVariable
 from .collections_models import CounterVariable, DefaultDictVariable, DequeVariable
 from .containers import DictVariable, ListVariable, SizeVariable, TupleVariable
@@ -119,7 +126,16 @@ def _build(tx, value: Any, source) -> VariableTracker:
         return ConstantVariable(value, source)
     if type(value) is frozenset:
         return _wrap_set(tx, value, source)
-    if is_constant_value(value):
+    if numpy_arrays.is_ndarray(value):
+        return numpy_arrays.wrap_ndarray(tx, value, source)
+    if numpy_record(value):
+        return numpy_arrays.wrap_record(tx, value, source)
+    if value is Ellipsis:
+        _guard(tx, source, GuardKind.ID_MATCH, value)
+        return ConstantVariable(value, source)
+    if is_constant_value(value) and not (
+        type(value) is tuple and source is not None and not _literal_tuple(value)
+    ):  # a tuple of other constants (`(0, ...)`, dtypes) is guarded item by item below
         if type(value) in (int, float, bool, str, bytes, type(None)) or (
             (type(value) is tuple and _literal_tuple(value)) or numpy_number(value) is not None
         ):
@@ -212,6 +228,12 @@ def _build(tx, value: Any, source) -> VariableTracker:
     if isinstance(value, types.ModuleType):
         _guard(tx, source, GuardKind.ID_MATCH, value)
         return PythonModuleVariable(value, source)
+    if numpy_arrays.numpy_callable(value):
+        _guard(tx, source, GuardKind.ID_MATCH, value)
+        return numpy_arrays.NumpyFunctionVariable(value, source)
+    numpy_reason = numpy_arrays.unmodelled_reason(value)
+    if numpy_reason is not None:  # never folded: the break runs whatever it is then
+        return OpaqueVariable(value, source, numpy_reason)
     if _is_builtin(value):
         _guard(tx, source, GuardKind.ID_MATCH, value)
         return BuiltinVariable(value, source)

@@ -10,6 +10,7 @@ import types
 import torch
 
 from ..exc import Unsupported
+from . import numpy_arrays
 from .base import ConcreteValueVariable, ConstantVariable, VariableTracker, fold, is_constant_value
 from .containers import (
     BaseListVariable,
@@ -24,6 +25,7 @@ from .containers import (
 from .exceptions import observed
 from .functools_models import PartialVariable
 from .iterators import zip_items
+from .numpy_arrays import NdarrayVariable
 from .objects import InstanceDictVariable
 from .sets import SetVariable, build_set, set_binary_op, tracker_of_key
 from .sym_node import SymNodeVariable, sym_binary_op
@@ -90,6 +92,8 @@ def binary_op(tx, op, a: VariableTracker, b: VariableTracker) -> VariableTracker
         return ConstantVariable(op is operator.ne)
     if op in (operator.is_, operator.is_not):
         return identity_compare(tx, op, a, b)
+    if isinstance(a, NdarrayVariable) or isinstance(b, NdarrayVariable):
+        return numpy_arrays.binary_op(tx, op, a, b)
     if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
         if not isinstance(a, TensorVariable):
             # `n += t` with n a Python number: no in-place update, Python runs n + t
@@ -269,6 +273,8 @@ def _same_object(a, b) -> bool | None:
 
 
 def unary_op(tx, op, a: VariableTracker) -> VariableTracker:
+    if isinstance(a, NdarrayVariable):
+        return numpy_arrays.unary_op(tx, op, a)
     if isinstance(a, (TensorVariable, SymNodeVariable)) and op is not operator.not_:
         return tx.output.call_op("call_function", op, [a], {})
     if op is operator.not_:
@@ -392,6 +398,10 @@ def _len(tx, obj):
         if obj.example.dim() == 0:
             raise Unsupported("TypeError: len() of a 0-d tensor")
         return obj.size_items(tx.output)[0]
+    if isinstance(obj, NdarrayVariable):
+        if obj.example.dim() == 0:
+            raise Unsupported("TypeError: len() of a 0-d array or a numpy scalar")
+        return obj.var_getattr(tx, "shape").items[0]
     from .objects import NNModuleVariable
 
     if isinstance(obj, NNModuleVariable):

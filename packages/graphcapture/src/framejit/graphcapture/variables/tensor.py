@@ -179,6 +179,10 @@ class TensorMethodVariable(VariableTracker):
         name = self.name
         if name == "item" and not args and not kwargs and tx.output.fullgraph:
             return captured_item(tx, self.tensor)
+        if name == "numpy":
+            from .numpy_arrays import tensor_numpy
+
+            return tensor_numpy(tx, self.tensor, args, kwargs)
         if name in DATA_DEPENDENT_METHODS:
             raise Unsupported(f"data-dependent: Tensor.{name}()")
         if name in ("size", "stride") and not kwargs:

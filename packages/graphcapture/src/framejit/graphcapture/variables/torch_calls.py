@@ -9,6 +9,7 @@ import torch
 from ..exc import Unsupported
 from .base import ConstantVariable, VariableTracker
 from .containers import SizeVariable
+from .numpy_arrays import NdarrayVariable, from_numpy
 from .tensor import TensorVariable
 
 # Functions answered at trace time (their result is covered by the global-state guard or fixed).
@@ -133,6 +134,8 @@ def call_torch_function(tx, fn_vt, args: list, kwargs: dict) -> VariableTracker:
     from .objects import GradModeVariable
 
     fn = fn_vt.value
+    if any(isinstance(a, NdarrayVariable) for a in [*args, *kwargs.values()]):
+        return from_numpy(tx, fn, args, kwargs)
     if fn in GRAD_MODE_CLASSES:
         return GradModeVariable(GRAD_MODE_CLASSES[fn])
     if fn is torch.set_grad_enabled:
