@@ -6,6 +6,7 @@ import zlib
 
 import pytest
 import torch
+import torch._dynamo
 
 from framejit import graphcapture as fj
 
@@ -64,11 +65,43 @@ def data_dependent_loop(x):
     return x
 
 
-def test_break_inside_unrolled_loop_resumes_at_the_right_iteration():
+def test_break_inside_a_loop_runs_the_frame_eagerly():
+    # as torch.compile (0 graphs): a resume function per iteration would recompile each time
     x = torch.full((4,), 0.6)
     counter, records = _run(data_dependent_loop, x)
-    assert counter.frame_count >= 2
+    assert counter.frame_count == 0
     assert all(b.reason == "data-dependent branch: if on a Tensor" for b in _breaks(records))
+    assert records[0].skipped_reason == "graph break in a for/while loop"
+
+
+def _sin(x):
+    return torch.sin(x)
+
+
+def break_in_loop_calling_a_function(x):
+    for _ in range(20):
+        _sin(x)
+        torch._dynamo.graph_break()
+    return x
+
+
+def break_before_a_loop(x):
+    torch._dynamo.graph_break()
+    for _ in range(20):
+        x = _sin(x)
+    return x
+
+
+@pytest.mark.parametrize(
+    "fn, frames, ops",
+    [(break_in_loop_calling_a_function, 1, 1), (break_before_a_loop, 1, 20)],
+    ids=["break_in_loop", "break_before_loop"],
+)
+def test_loop_breaks_compile_as_torch_does(fn, frames, ops):
+    # torch.compile's counts: the looping frame runs eagerly and `_sin` is compiled once as
+    # its own frame; a break before the loop leaves the loop to the resume function
+    counter, _ = _run(fn, torch.randn(4))
+    assert (counter.frame_count, counter.op_count) == (frames, ops)
 
 
 def _helper_that_prints(x):

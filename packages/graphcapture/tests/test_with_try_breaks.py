@@ -208,6 +208,9 @@ def test_break_inside_with_or_try_matches_eager(fn):
     finally:
         unsubscribe()
     root = [r for r in records if r.function_name == fn.__name__]
+    if fn is break_in_a_loop_in_a_try:  # as torch.compile: a break in a loop runs it eagerly
+        assert root[0].skipped_reason == "graph break in a for/while loop"
+        return
     assert root and root[0].skipped_reason is None, root[0].skipped_reason
     assert root[0].graph_breaks
     if fn not in HANDLER_PATH:  # the code after the break is captured too

@@ -284,6 +284,10 @@ def _generate(code, f_globals, capture: _Capture, backend, record: CompileRecord
     if inst is None and output.count_calls() == 0 and not output.side_effects:
         return None, 0.0
     if inst is not None:
+        if _inside_loop(tx.decoded, inst.index):
+            # as TorchDynamo: a resume function per iteration would recompile on each one;
+            # the functions the loop calls are still compiled as frames of their own
+            raise SkipFrame("graph break in a for/while loop")
         if code.co_cellvars and _closures_alive(tx):
             raise SkipFrame("graph break while a closure over this frame's locals is alive")
         protected = tx.decoded.handler_for(inst.index)
@@ -425,6 +429,13 @@ def _check_stale_free_reads(cg: PyCodegen, code: types.CodeType, stored: list[st
                 )
 
 
+def _inside_loop(decoded, index: int) -> bool:
+    """Does a later jump go back to `index` or before it (a loop around it)?"""
+    return any(
+        inst.target is not None and inst.target <= index for inst in decoded.insts[index + 1 :]
+    )
+
+
 def _resume_targets(tx, inst) -> list[int]:
     """Instruction indices where the frame continues after the break."""
     if inst is None or inst.opname in opcodes.TERMINAL:
@@ -441,6 +452,9 @@ def _live_values(tx, index: int) -> list[tuple[str, Any]]:
     if "__class__" in code.co_freevars and code.co_argcount:
         # zero-argument super() reads the first local without naming it
         live = {*live, code.co_varnames[0]}
+    if {"locals", "vars"} & set(code.co_names):
+        # locals() reads every bound name without naming it
+        live = set(code.co_varnames)
     out = []
     for name in tx.code.co_varnames:
         if name in live and name in tx.symbolic_locals:

@@ -68,6 +68,11 @@ def stack_arg_name(i: int) -> str:
     return f"___stack{i}"
 
 
+def is_internal_local(name: str) -> bool:
+    """A resume function's own argument (a saved stack slot, the dummy self), not the user's."""
+    return name.startswith("___")
+
+
 # How each saved stack slot comes back in the resume function's prologue.
 NULL = "null"  # recreated with PUSH_NULL (3.11+ call protocol)
 VALUE = "value"  # passed as an argument

@@ -838,6 +838,10 @@ class InliningTranslator(InstructionTranslatorBase):
             raise Unsupported(
                 "a generator writing after its first yield (run ahead of its consumer)"
             )
+        if strict:
+            from .variables.iterators import RunAheadGeneratorVariable
+
+            return RunAheadGeneratorVariable(self.yielded)
         return IteratorVariable(self.yielded)
 
     def RETURN_VALUE(self, inst):

@@ -798,6 +798,47 @@ def _str(tx, obj=None):
     raise Unsupported(f"str() of {obj}")
 
 
+def _locals(tx):
+    """`locals()` (and `vars()` without an argument): a fresh dict of the frame's bound names,
+    in CPython's order (fast locals, then cells, then free variables)."""
+    from ..exc import SkipFrame
+    from ..resume import is_internal_local
+
+    code = tx.code
+    cells = (*code.co_cellvars, *code.co_freevars)
+    items = {}
+    try:
+        for name in dict.fromkeys((*code.co_varnames, *cells)):
+            if is_internal_local(name):
+                continue
+            if name in cells:
+                cell = tx.cells.get(name)
+                if cell is None and hasattr(tx, "free_var_cell"):
+                    cell = tx.free_var_cell(name)
+                if cell is None:
+                    raise Unsupported(f"locals() over the closure variable {name!r}")
+                if cell.contents is not None or cell.real_cell is None:
+                    value = cell.contents
+                else:
+                    value = cell.load(tx)
+                if value is not None:
+                    items[name] = value
+            elif name in tx.symbolic_locals:
+                items[name] = tx.symbolic_locals[name]
+    except Unsupported as exc:
+        if tx.parent is None:
+            # a break would run locals() in the rebuilt frame, which lacks the dead names
+            raise SkipFrame(f"locals() in the compiled frame: {exc}") from None
+        raise
+    return DictVariable(items)
+
+
+def _vars(tx, *args):
+    if not args:
+        return _locals(tx)
+    return None
+
+
 def _set(frozen: bool):
     def handler(tx, iterable=None):
         return build_set(tx, iterable, frozen)
@@ -844,6 +885,8 @@ BUILTIN_HANDLERS = {
     str: _str,
     set: _set(False),
     frozenset: _set(True),
+    locals: _locals,
+    vars: _vars,
 }
 from .stdlib_ops import OPERATOR_HANDLERS  # noqa: E402  (it builds on the operators above)
 

@@ -42,6 +42,18 @@ class InfiniteIteratorVariable(IteratorVariable):
         raise Unsupported("an infinite iterator escaping the frame")
 
 
+class RunAheadGeneratorVariable(IteratorVariable):
+    """A contextmanager's generator, run to its end at trace time (run_generator): its
+    `__exit__` may throw into it, which a rebuilt tuple iterator cannot take, so it never
+    crosses a graph break."""
+
+    def reconstruct_remaining(self, cg) -> None:
+        raise Unsupported("a contextmanager's generator live across a graph break")
+
+    def reconstruct(self, cg) -> None:
+        raise Unsupported("a contextmanager's generator escaping the frame")
+
+
 def take(tx, it: VariableTracker, n: int | None) -> list[VariableTracker]:
     """The next `n` items of `it` (all of them when n is None)."""
     if isinstance(it, InfiniteIteratorVariable):

@@ -1,0 +1,134 @@
+"""Regressions found by torch's repro tests (test/dynamo/_repros_*.py): each against eager,
+and against torch.compile's graph count where that is the yardstick."""
+
+from __future__ import annotations
+
+import contextlib
+
+import pytest
+import torch
+import torch._dynamo
+import torch._dynamo.testing
+
+from framejit import graphcapture as fj
+
+
+def _counts(fn, *args):
+    """(framejit's frames, ops), (torch.compile's frames, ops), after checking both with eager."""
+    expected = fn(*args)
+    out = []
+    for compile_ in (fj.compile, torch.compile):
+        counter = torch._dynamo.testing.CompileCounter()
+        torch._dynamo.reset()
+        got = compile_(fn, backend=counter)(*args)
+        torch.testing.assert_close(got, expected)
+        out.append((counter.frame_count, counter.op_count))
+    return out
+
+
+# ---------------------------------------------------------------- locals() / vars()
+def _locals_after_branch(x):
+    if x.dim() > 2:
+        batch_size, seq_len, hidden_dim = x.shape
+        x = x.view(-1, hidden_dim)
+    x = x + 1
+    if "batch_size" in locals() and "seq_len" in vars():
+        x = x.view(batch_size, seq_len, -1)
+    return x
+
+
+def _locals_after_break(x):
+    a = 2
+    b = x * 2
+    print("", end="")  # graph break: locals() is read in the resume function
+    d = locals()
+    return d["b"] + d["a"], sorted(d)
+
+
+def _locals_with_a_cell(x):
+    y = x + 1
+
+    def inner():
+        return y
+
+    return sorted(locals()), inner()
+
+
+@pytest.mark.parametrize("fn", [_locals_after_branch, _locals_after_break, _locals_with_a_cell])
+def test_locals_sees_every_bound_name(fn):
+    # was a wrong answer: locals() ran in the rebuilt frame, which lacked batch_size
+    x = torch.randn(2, 3, 4)
+    expected = fn(x)
+    got = fj.compile(fn, backend="eager")(x)
+    if isinstance(expected, tuple):
+        tensor_at = 0 if isinstance(expected[0], torch.Tensor) else 1
+        torch.testing.assert_close(got[tensor_at], expected[tensor_at])
+        assert got[1 - tensor_at] == expected[1 - tensor_at]
+    else:
+        torch.testing.assert_close(got, expected)
+
+
+# ---------------------------------------------------------------- contextmanager throw
+def test_exception_in_with_body_reaches_the_contextmanager_handler():
+    # was AttributeError: 'tuple_iterator' object has no attribute 'throw' -- the run-ahead
+    # generator crossed the break as a tuple iterator, and __exit__ threw into it
+    hit = []
+
+    @contextlib.contextmanager
+    def ctx():
+        try:
+            yield
+        except RuntimeError:
+            hit.append(1)
+
+    def raises():
+        raise RuntimeError("boof")
+
+    def f(x):
+        with ctx():
+            raises()
+        return x + 1
+
+    torch.testing.assert_close(fj.compile(f, backend="eager")(torch.ones(2)), torch.ones(2) + 1)
+    assert hit == [1]
+
+
+# ---------------------------------------------------------------- breaks in loops
+def _sin(x):
+    return torch.sin(x)
+
+
+def _break_in_for(x):
+    for _ in range(12):
+        _sin(x)
+        torch._dynamo.graph_break()
+    return x
+
+
+def _break_in_while(x):
+    i = 12
+    while i > 10:
+        x = _sin(x)
+        i -= 1
+        torch._dynamo.graph_break()
+    return x
+
+
+def _loop_with_break_in_callee_helper(x):
+    for _ in range(3):
+        x += 1
+        torch._dynamo.graph_break()
+    return x
+
+
+def _loop_with_break_in_callee(x):
+    x = x + 2
+    _loop_with_break_in_callee_helper(x)
+    return x + 3
+
+
+@pytest.mark.parametrize("fn", [_break_in_for, _break_in_while, _loop_with_break_in_callee])
+def test_breaks_in_loops_count_as_torch(fn):
+    # the looping frame runs eagerly (was a resume function per iteration, up to the cache limit)
+    got, torch_counts = _counts(fn, torch.randn(4))
+    assert got == torch_counts
