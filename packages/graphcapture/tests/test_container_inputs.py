@@ -6,6 +6,7 @@ the state changes between calls that the guards must catch."""
 from __future__ import annotations
 
 import collections
+import collections.abc
 import copy
 from typing import NamedTuple
 
@@ -268,3 +269,112 @@ def test_named_tuple_methods():
         return p.add(), p.one(), p.name(), p.product, p._asdict()["second"]
 
     _check(fn, torch.ones(2), torch.full((2,), 3.0))
+
+
+# ---------------------------------------------------------------- iteration and mappings
+def test_namedtuple_made_in_the_frame():
+    def fn(a, b):
+        Point = collections.namedtuple("Point", ["x", "y", "xy"], defaults=(None, 1, None))
+        tmp = Point(a, xy=b)
+        return Point(tmp.x, tmp[1], tmp.xy + b)
+
+    args = (torch.ones(2), torch.full((2,), 3.0))
+    expected = fn(*args)
+    got, frames, torch_frames = _frames(fn, *args)
+    _same(tuple(got), tuple(expected))  # (eager makes a new class on each call)
+    assert got._fields == expected._fields and frames == torch_frames == 1
+    assert type(got).__name__ == "Point" and type(got).__module__ == __name__
+
+
+def test_comprehension_frame_gets_a_range_iterator():
+    # with no tensor work in fn, its comprehension's frame is the one compiled, called
+    # with iter(range(n)): the remaining ints are guarded (another n recompiles)
+    def fn(n):
+        a = [tuple(range(-3, i)) for i in range(n)]
+        return tuple(map(len, a))
+
+    compiled = fj.optimize(nopython=True)(fn)
+    assert compiled(4) == fn(4)
+    assert compiled(6) == fn(6)
+
+
+def test_tensor_dunder_iter_gives_its_rows():
+    def fn(x):
+        for y in x.__iter__():
+            y.add_(1.0)
+        return y
+
+    counter = fj.testing.CompileCounter()
+    x, expected_x = torch.randn(4, 3), None
+    expected_x = x.clone()
+    expected = fn(expected_x)
+    torch.testing.assert_close(fj.compile(fn, backend=counter, fullgraph=True)(x), expected)
+    torch.testing.assert_close(x, expected_x)
+    assert (counter.frame_count, counter.op_count) == (1, 8)
+
+
+def test_yield_from_a_container_and_a_generator():
+    class Keys:
+        def __init__(self, keys):
+            self.keys = keys
+
+        def __iter__(self):
+            yield from self.keys
+
+    def sub(x):
+        yield x + 1
+        return x * 10
+
+    def outer(x):
+        r = yield from sub(x)
+        yield r
+
+    def fn(x):
+        return len(set(Keys([1, 2, 2]))) * x, list(outer(x))
+
+    _check(fn, torch.ones(2))
+
+
+class _Mapping(collections.abc.MutableMapping):
+    def __init__(self, **items):
+        self._d = dict(items)
+
+    def __getitem__(self, key):
+        return self._d[key]
+
+    def __setitem__(self, key, value):
+        self._d[key] = value
+
+    def __delitem__(self, key):
+        del self._d[key]
+
+    def __iter__(self):
+        return iter(self._d)
+
+    def __len__(self):
+        return len(self._d)
+
+
+def test_double_star_and_update_from_a_mapping_class():
+    m = _Mapping(a=torch.full((2,), 2.0))
+
+    def gn(x, a=1):
+        return x * a
+
+    def fn(x):
+        d = {"b": 1}
+        d.update(m)
+        return gn(x, **m), d
+
+    _check(fn, torch.ones(2))
+
+
+def test_double_star_with_a_key_given_twice_raises_eager_s_error():
+    def gn(x, a=1):
+        return x * a
+
+    def fn(x):
+        return gn(x, **{"a": 1}, **{"a": 2})
+
+    with pytest.raises(TypeError, match="multiple values"):
+        fj.compile(fn, backend="eager")(torch.ones(2))

@@ -49,6 +49,7 @@ from .variables.builtins import (
     identity_compare,
     unary_op,
 )
+from .variables.containers import mapping_items
 from .variables.exceptions import (
     ExceptionObjectVariable,
     ObservedException,
@@ -646,12 +647,27 @@ class InstructionTranslatorBase:
     def DICT_UPDATE(self, inst):
         other = self.pop()
         target = self.stack[-inst.arg]
-        if not isinstance(other, DictVariable):
-            raise Unsupported("dict update from a non-dict")
-        target.items.update(other.items)
+        target.items.update(self._mapping_items(other))
         self.output.side_effects.mutated(target)
 
-    DICT_MERGE = DICT_UPDATE
+    def DICT_MERGE(self, inst):
+        """`f(**a, **b)`: as DICT_UPDATE, but a key given twice is Python's TypeError."""
+        other = self.pop()
+        target = self.stack[-inst.arg]
+        items = self._mapping_items(other)
+        repeated = [k for k in items if k in target.items]
+        if repeated:
+            raise Unsupported(
+                f"TypeError: got multiple values for keyword argument {repeated[0]!r}"
+            )
+        target.items.update(items)
+        self.output.side_effects.mutated(target)
+
+    def _mapping_items(self, other) -> dict:
+        items = mapping_items(self, other)
+        if items is None:
+            raise Unsupported(f"TypeError: {other} is not a mapping")
+        return items
 
     def UNPACK_SEQUENCE(self, inst):
         seq = self.pop()
@@ -743,6 +759,34 @@ class InstructionTranslatorBase:
             self.ip = inst.target + fbc.VERSION.for_iter_exit_skip
         else:
             self.push(item)
+
+    def GET_YIELD_FROM_ITER(self, inst):
+        self.GET_ITER(inst)
+
+    def SEND(self, inst):
+        """`yield from it`: the next item, yielded by the YIELD_VALUE that follows; once
+        `it` is done, its return value (None for a container's iterator) replaces it
+        (3.11) or goes above it for END_SEND (3.12+), at the jump target."""
+        sent = self.pop()
+        it = self.stack[-1]
+        if not (sent.is_python_constant() and sent.as_python_constant() is None):
+            raise Unsupported("send() of a value into a delegated iterator")
+        if not isinstance(it, IteratorVariable):
+            raise Unsupported(f"yield from {it}")
+        item = it.next(self)
+        if item is not None:
+            self.push(item)
+            return
+        result = getattr(it, "result", None) or ConstantVariable(None)
+        if sys.version_info < (3, 12):
+            self.pop()
+        self.push(result)
+        self.jump(inst)
+
+    def END_SEND(self, inst):
+        value = self.pop()
+        self.pop()
+        self.push(value)
 
     def END_FOR(self, inst):
         self.popn(fbc.VERSION.end_for_pops)
@@ -841,8 +885,11 @@ class InliningTranslator(InstructionTranslatorBase):
         if strict:
             from .variables.iterators import RunAheadGeneratorVariable
 
-            return RunAheadGeneratorVariable(self.yielded)
-        return IteratorVariable(self.yielded)
+            it = RunAheadGeneratorVariable(self.yielded)
+        else:
+            it = IteratorVariable(self.yielded)
+        it.result = self.return_value  # what `yield from` of this generator evaluates to
+        return it
 
     def RETURN_VALUE(self, inst):
         self.return_value = self.pop()

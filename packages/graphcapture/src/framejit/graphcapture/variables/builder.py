@@ -208,6 +208,8 @@ def _build(tx, value: Any, source) -> VariableTracker:
         return EnvironVariable(value, source)
     if type(value) is _TUPLE_ITERATOR and source is not None:
         return _wrap_tuple_iterator(tx, value, source)
+    if type(value) is _RANGE_ITERATOR and source is not None:
+        return _wrap_range_iterator(tx, value, source)
     if _hashable_in(value, MODELS):
         _guard(tx, source, GuardKind.ID_MATCH, value)
         return ModelledFunctionVariable(value, source)
@@ -333,6 +335,28 @@ def _wrap_tuple_iterator(tx, value, source) -> VariableTracker:
     _, (items,), start = value.__reduce__()
     trackers = [wrap(tx, items[start + i], TupleIteratorSource(source, i)) for i in range(n)]
     return SourcedIteratorVariable(trackers, source)
+
+
+_RANGE_ITERATOR = type(iter(range(0)))
+
+
+def _wrap_range_iterator(tx, value, source) -> VariableTracker:
+    """iter(range(...)) from the frame's inputs (what a comprehension's frame gets, or a
+    resume function for its loop): the ints still to come, pinned by three guards (how
+    many are left, the first two of them), since they step evenly; what the trace consumes
+    is replayed on the real iterator."""
+    from framejit.guards import TupleIteratorLenSource, TupleIteratorSource
+
+    from .containers import SourcedIteratorVariable
+
+    n = value.__length_hint__()
+    _, (rng,), start = value.__reduce__()
+    rest = rng[start:]
+    _guard(tx, source, GuardKind.TYPE_MATCH, value)
+    _guard(tx, TupleIteratorLenSource(source), GuardKind.EQUALS_MATCH, n)
+    for i in range(min(n, 2)):
+        _guard(tx, TupleIteratorSource(source, i), GuardKind.EQUALS_MATCH, rest[i])
+    return SourcedIteratorVariable([ConstantVariable(v) for v in rest], source)
 
 
 def _is_grad_mode_exit(method: types.MethodType) -> bool:

@@ -251,7 +251,33 @@ def _fromkeys(cls):
     return handler
 
 
+def _namedtuple(tx, typename, field_names, **kwargs):
+    """collections.namedtuple(...) with constant arguments, made at trace time (a pure
+    function of them); its __module__ is the traced frame's, as the real call's caller.
+    The class is the same object on every call of the compiled code (eager makes a new
+    one each time), as torch.compile's is."""
+    from .objects import UserDefinedClassVariable
+
+    if set(kwargs) - {"rename", "defaults", "module"}:
+        return None
+    try:
+        name, fields = _literal(typename), _literal(field_names)
+        options = {k: _literal(v) for k, v in kwargs.items()}
+    except Unsupported:
+        return None
+    options.setdefault("module", tx.f_globals.get("__name__", "__main__"))
+    return UserDefinedClassVariable(collections.namedtuple(name, fields, **options))
+
+
+def _literal(vt):
+    """A constant, or a list of constants (field names, defaults), as its value."""
+    if isinstance(vt, ListVariable):
+        return [_literal(item) for item in vt.items]
+    return vt.as_python_constant()
+
+
 COLLECTIONS_MODELS = {
+    collections.namedtuple: _namedtuple,
     collections.OrderedDict: _ordered_dict,
     collections.defaultdict: _defaultdict,
     collections.Counter: _counter,

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import collections
+import collections.abc
 import operator
 
 import torch
@@ -434,8 +435,9 @@ class DictVariable(VariableTracker):
             tx.output.side_effects.mutated(self)
             if args:
                 other = args[0]
-                if isinstance(other, DictVariable):
-                    items.update(other.items)
+                mapping = mapping_items(tx, other)
+                if mapping is not None:
+                    items.update(mapping)
                 else:
                     for pair in other.unpack(tx):
                         k, v = pair.unpack(tx)
@@ -482,6 +484,27 @@ class DictVariable(VariableTracker):
         if name == "__iter__":
             return IteratorVariable(self.unpack(tx))
         raise Unsupported(f"dict.{name}")
+
+
+def mapping_items(tx, other: VariableTracker) -> dict | None:
+    """The items `**other` and dict.update(other) take from a mapping, as PyDict_Merge
+    reads them: a dict's own, or `other[k]` for each k of `other.keys()` (a Mapping
+    subclass's methods traced; collections.abc's default keys() is a view over
+    `iter(other)`).  None when `other` has no keys(): not a mapping."""
+    if isinstance(other, DictVariable):
+        return other.items
+    try:
+        cls = other.python_type()
+    except Unsupported:
+        return None
+    keys_method = getattr(cls, "keys", None)
+    if keys_method is None:
+        return None
+    if keys_method is collections.abc.Mapping.keys:
+        keys = other.unpack(tx)
+    else:
+        keys = other.call_method(tx, "keys", [], {}).unpack(tx)
+    return {key_of(k): other.call_method(tx, "__getitem__", [k], {}) for k in keys}
 
 
 class DictViewVariable(VariableTracker):

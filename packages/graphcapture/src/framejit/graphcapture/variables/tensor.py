@@ -185,6 +185,10 @@ class TensorMethodVariable(VariableTracker):
             return tensor_numpy(tx, self.tensor, args, kwargs)
         if name in DATA_DEPENDENT_METHODS:
             raise Unsupported(f"data-dependent: Tensor.{name}()")
+        if name == "__iter__" and not args and not kwargs:  # x.__iter__(): its rows
+            from .containers import IteratorVariable
+
+            return IteratorVariable(self.tensor.unpack(tx))
         if name in ("size", "stride") and not kwargs:
             return _size_like(tx, self.tensor, name, args)
         if name in ("numel", "nelement") and not args and not kwargs:
