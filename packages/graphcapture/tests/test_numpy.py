@@ -84,6 +84,38 @@ def test_numpy_code_matches_eager(name):
     _check(CASES[name], X)
 
 
+def _write(b, index=0):
+    b[index] = 100
+    return b
+
+
+VIEWS = {
+    # numpy copies, torch._numpy's flatten of a 1-d array is the array: cloned
+    "flatten_1d": lambda x: (lambda a: (a, _write(a[0].flatten())))(x.numpy()),
+    "copy": lambda x: (lambda a: (a, _write(np.array(a)), _write(a.astype(np.float64))))(x.numpy()),
+    "basic_index_view": lambda x: (lambda a: (a, _write(a[0]), _write(a.T, 1)))(x.numpy()),
+    "fancy_index_copy": lambda x: (lambda a: (a, _write(a[[0, 1]])))(x.numpy()),
+    "in_place_on_view": lambda x: (lambda a: (a, np.add(a.reshape(-1), 1, out=a.reshape(-1))))(
+        x.numpy()
+    ),
+    "same_object": lambda x: (lambda a: (np.asarray(a) is a, np.squeeze(a) is a, a))(x.numpy()),
+}
+
+
+@pytest.mark.parametrize("name", list(VIEWS))
+def test_views_and_copies_are_numpys(name):
+    # writes reach the tensor exactly when they do in eager
+    x = torch.ones(2, 3)
+    expected = VIEWS[name](x.clone())
+    x_eager = x.clone()
+    VIEWS[name](x_eager)
+    x_compiled = x.clone()
+    fj.reset()
+    got = fj.compile(VIEWS[name], backend="eager", fullgraph=True)(x_compiled)
+    _same(got, expected)
+    torch.testing.assert_close(x_compiled, x_eager)
+
+
 def test_ndarray_argument_is_written_in_place_and_guarded_on_layout():
     def fn(a, index, value):
         a[index] = value

@@ -11,8 +11,9 @@ type, shape, strides, dtype and writeability; an ndarray the graph returns leave
 
 torch._numpy follows numpy's promotion rules, but not everything of numpy: before a call is
 recorded, real numpy runs it once on stand-in arrays of the same shapes and dtypes (the
-probe, skipped for large operands).  A call numpy refuses, or whose result torch._numpy does
-not reproduce (type, dtype, shape, scalar or array), stays a graph break with the reason.
+probe).  A call numpy refuses, or whose result torch._numpy does not reproduce (type,
+dtype, shape, scalar or array, a view of an operand or not, the operand itself), stays a
+graph break with the reason; a copy where torch._numpy gives a view is cloned.
 numpy's dtypes, iinfo/finfo and scalar types on constants fold (`numpy_record`).  What is
 not modelled (np.random: numpy's own RNG stream; functions torch._numpy lacks) is a break.
 """
@@ -32,8 +33,7 @@ from .containers import ListVariable, TupleVariable
 from .sym_node import SymNodeVariable, size_variable
 from .tensor import TensorVariable
 
-PROBE_MAX_ELEMENTS = 1 << 18  # stand-ins bigger than this are not probed
-_SKIPPED = object()  # the probe did not run
+PROBE_MAX_ELEMENTS = 1 << 22  # operands bigger than this are a break (not probed)
 
 # numpy submodules mirrored by torch._numpy (np.random is not: numpy's RNG stream would differ)
 _MIRRORED = ("", "linalg", "fft")
@@ -443,11 +443,11 @@ def _build_probe(value):
 
 
 def _probe(fn, args, kwargs, sizes):
-    """What real numpy gives on stand-ins (the exception it raises, if it does), and
-    whether that is its first argument itself (np.asarray(a), `a += 1`)."""
+    """What real numpy gives on stand-ins (the exception it raises, if it does), and the
+    stand-in arrays it read (to tell which results are views of them)."""
     np = _np()
     if sum(sizes) > PROBE_MAX_ELEMENTS:
-        return _SKIPPED, False
+        raise Unsupported(f"numpy operands of more than {PROBE_MAX_ELEMENTS} elements (not probed)")
     args, kwargs = _build_probe(args), {k: _build_probe(v) for k, v in kwargs.items()}
     with warnings.catch_warnings(), np.errstate(all="ignore"):
         warnings.simplefilter("ignore")
@@ -456,7 +456,17 @@ def _probe(fn, args, kwargs, sizes):
         except Exception as e:
             name = getattr(fn, "__name__", repr(fn))
             raise Unsupported(f"numpy {name}: {type(e).__name__} (numpy raises it)") from e
-    return result, bool(args) and result is args[0]
+    return result, _flat_arrays([*args, *kwargs.values()])
+
+
+def _flat_arrays(values) -> list:
+    found = []
+    for v in values:
+        if type(v) in (tuple, list):
+            found += _flat_arrays(v)
+        else:
+            found.append(v)
+    return found
 
 
 def numpy_call(tx, target, real_fn, args: list, kwargs: dict) -> VariableTracker:
@@ -469,23 +479,68 @@ def numpy_call(tx, target, real_fn, args: list, kwargs: dict) -> VariableTracker
     fake_args = tuple(p[1] for p in lowered)
     fake_kwargs = {k: p[1] for k, p in lowered_kw.items()}
     probe_args = [p[2] for p in lowered]
-    expected, itself = _probe(real_fn, probe_args, {k: p[2] for k, p in lowered_kw.items()}, sizes)
+    expected, read = _probe(real_fn, probe_args, {k: p[2] for k, p in lowered_kw.items()}, sizes)
+    if args and read and expected is read[0] and isinstance(args[0], NdarrayVariable):
+        return _in_place(tx, target, proxy_args, proxy_kwargs, fake_args, fake_kwargs, args[0])
     example = tx.output.run_fake("call_function", target, fake_args, fake_kwargs)
     node = tx.output.create_node("call_function", target, proxy_args, proxy_kwargs, example)
-    result = _result(tx.output, node, example, expected, target.__name__)
-    if itself and isinstance(args[0], NdarrayVariable):
-        return args[0]  # eager returns its argument itself: `a += 1`, np.asarray(a)
-    return result
+    pairs = [
+        (fake, probe)
+        for fake, probe in zip(_flat_arrays([*fake_args, *fake_kwargs.values()]), read, strict=True)
+        if isinstance(fake, torch.Tensor)
+    ]
+    return _result(tx.output, node, example, expected, target.__name__, pairs)
 
 
-def _result(output, node, example, expected, name: str) -> VariableTracker:
+def _in_place(tx, target, proxy_args, proxy_kwargs, fake_args, fake_kwargs, array):
+    """Eager returns its first argument itself (`a += 1`, np.asarray(a)): the node is kept
+    for what it writes, and the result is that array's tracker."""
+    example, mine = (
+        tx.output.run_fake("call_function", target, fake_args, fake_kwargs),
+        array.example,
+    )
+    if example is not mine and not (
+        isinstance(example, torch.Tensor)
+        and _same_storage(example, mine)
+        and (example.shape, example.stride(), example.storage_offset())
+        == (mine.shape, mine.stride(), mine.storage_offset())
+    ):  # np.squeeze(a) with nothing to squeeze is `a`; torch._numpy's is a view like it
+        raise Unsupported(f"{target.__name__}: numpy returns its argument, torch._numpy does not")
+    tx.output.create_node("call_function", target, proxy_args, proxy_kwargs, example)
+    return array
+
+
+def _same_storage(a: torch.Tensor, b: torch.Tensor) -> bool:
+    from torch.multiprocessing.reductions import StorageWeakRef
+
+    return StorageWeakRef(a.untyped_storage()) == StorageWeakRef(b.untyped_storage())
+
+
+def _views_match(output, node, example, expected, pairs, name: str):
+    """numpy's result is a view of an operand exactly when torch._numpy's is (a write
+    through one must reach the other, or neither); a copy where torch._numpy gives a view
+    (a.flatten() of a 1-d array) is cloned, a view it does not give is a break."""
+    np = _np()
+    clone = False
+    for fake, probe in pairs:
+        if not isinstance(probe, (np.ndarray, torch.Tensor)):
+            continue
+        numpy_view = bool(np.may_share_memory(expected, probe))
+        torch_view = _same_storage(example, fake)
+        if numpy_view and not torch_view:
+            raise Unsupported(f"{name}: numpy returns a view of its operand, torch._numpy a copy")
+        clone = clone or (torch_view and not numpy_view)
+    if not clone:
+        return node, example
+    with output.fake_mode:
+        copied = example.clone()
+    return output.create_node("call_method", "clone", (node,), {}, copied), copied
+
+
+def _result(output, node, example, expected, name: str, pairs) -> VariableTracker:
     """The tracker for what torch._numpy gave, checked against what numpy gave."""
     np = _np()
     if isinstance(example, torch.Tensor):
-        if expected is _SKIPPED:
-            if example.dim() == 0:
-                raise Unsupported(f"{name}: a 0-d result of an unprobed call (scalar or array?)")
-            return NdarrayVariable(node, example)
         if not isinstance(expected, (np.ndarray, np.generic)):
             raise Unsupported(f"{name}: numpy gives a {type(expected).__name__}, not an array")
         shape = tuple(_hint(s) for s in example.shape)
@@ -494,33 +549,21 @@ def _result(output, node, example, expected, name: str) -> VariableTracker:
                 f"{name}: torch._numpy gives {example.dtype}{list(shape)}, numpy "
                 f"{expected.dtype}{list(expected.shape)}"
             )
-        scalar = isinstance(expected, np.generic)
-        return NdarrayVariable(node, example, scalar=scalar)
+        if isinstance(expected, np.generic):  # immutable: no view to keep
+            return NdarrayVariable(node, example, scalar=True)
+        node, example = _views_match(output, node, example, expected, pairs, name)
+        return NdarrayVariable(node, example)
     if type(example) in (tuple, list):
-        if expected is not _SKIPPED and (
-            type(expected) not in (tuple, list) or len(expected) != len(example)
-        ):
+        if type(expected) not in (tuple, list) or len(expected) != len(example):
             raise Unsupported(f"{name}: numpy gives a {type(expected).__name__}")
         items = [
-            _result(
-                output,
-                output.getitem_node(node, i, item),
-                item,
-                _SKIPPED if expected is _SKIPPED else expected[i],
-                name,
-            )
+            _result(output, output.getitem_node(node, i, item), item, expected[i], name, pairs)
             for i, item in enumerate(example)
         ]
-        cls = type(example) if expected is _SKIPPED else type(expected)
-        return TupleVariable(items) if cls is tuple else ListVariable(items)
-    if example is None and (expected is None or expected is _SKIPPED):
+        return TupleVariable(items) if type(expected) is tuple else ListVariable(items)
+    if example is None and expected is None:
         return ConstantVariable(None)  # a store (setitem): the node stays for its effect
-    if (
-        is_constant_value(example)
-        and expected is not _SKIPPED
-        and type(expected) is type(example)
-        and expected == example
-    ):
+    if is_constant_value(example) and type(expected) is type(example) and expected == example:
         return ConstantVariable(example)
     raise Unsupported(f"{name}: result {type(example).__name__} (numpy: {type(expected).__name__})")
 
