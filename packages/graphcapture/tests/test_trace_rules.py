@@ -59,6 +59,33 @@ def test_user_code_and_generated_code():
     assert not trace_rules.lookup("<eval_with_key>.3").capture
 
 
+def test_frozen_modules_follow_their_module_rule():
+    """`<frozen importlib.util>` is importlib: not inlined (tracing find_spec read all of
+    sys.modules, one identity guard per module); other frozen stdlib modules are inlined."""
+    importlib_rule = next(r for r in trace_rules.RULES if r.place == "importlib")
+    assert trace_rules.lookup("<frozen importlib.util>") is importlib_rule
+    assert trace_rules.lookup("<frozen importlib._bootstrap>") is importlib_rule
+    posix = trace_rules.lookup("<frozen posixpath>")
+    assert posix.place == "<frozen>" and posix.inline and not posix.capture
+
+
+def test_find_spec_is_a_break_not_a_trace_of_sys_modules():
+    def f(x):
+        y = x + 1
+        found = importlib.util.find_spec("os") is not None
+        return y * 2 if found else y
+
+    x = torch.randn(3)
+    seen, unsubscribe = _records()
+    try:
+        torch.testing.assert_close(fj.compile(f)(x), f(x))
+    finally:
+        unsubscribe()
+    assert any("find_spec" in b.reason for r in seen for b in r.graph_breaks)
+    parts = max(len(r.check_fn.code_parts) for r in seen if r.check_fn is not None)
+    assert parts < 50  # not one guard per entry of sys.modules
+
+
 def test_site_packages_is_not_skipped_through_a_single_file_module():
     """The old skip list added typing_extensions' directory, i.e. site-packages itself."""
     origin = _file_of("typing_extensions")

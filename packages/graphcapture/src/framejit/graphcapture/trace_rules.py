@@ -109,6 +109,9 @@ class _Table:
                     path = os.path.join(path, "")
                 prefixes[path] = rule  # a later, more specific rule may share a path: it wins
         self.prefixes = sorted(prefixes.items(), key=lambda item: len(item[0]), reverse=True)
+        # frozen modules (`<frozen importlib.util>`) have no file: their rule is the one of
+        # the module name or its closest package that has one
+        self.by_module = {r.place: r for r in rules if not r.place.startswith("<")}
         self.cache: dict[str, Rule] = {}
 
     def lookup(self, filename: str) -> Rule:
@@ -120,7 +123,7 @@ class _Table:
     def _find(self, filename: str) -> Rule:
         if filename[:1] == "<":
             if filename.startswith("<frozen"):
-                return _FROZEN
+                return self._frozen(filename[len("<frozen ") : -1].strip())
             if filename.startswith("<eval_with_key>"):
                 return _FX_GENERATED
             return TRACED  # <string>: dataclass/namedtuple methods, exec'd user code
@@ -129,6 +132,14 @@ class _Table:
             if path == prefix or path.startswith(prefix):
                 return rule
         return TRACED
+
+    def _frozen(self, module: str) -> Rule:
+        while module:
+            rule = self.by_module.get(module)
+            if rule is not None:
+                return rule
+            module = module.rpartition(".")[0]
+        return _FROZEN
 
 
 _FROZEN = Rule("<frozen>", False, True, "frozen stdlib module")
