@@ -8,6 +8,7 @@ Constructs follow torch's test/dynamo/test_functions.py and test_misc.py.
 from __future__ import annotations
 
 import collections
+import copy
 import functools
 import itertools
 import operator
@@ -432,3 +433,24 @@ def autocast_disabled_where_it_is_off(x, y):
         z = x @ y
     with torch.autocast("cpu", enabled=False):
         return z.float() * 2
+
+
+_DEFAULTS = {"scale": 2.0, "sizes": [1, 2], "extra": None}
+_SHARED = [1.0]
+_TREE = {"a": _SHARED, "b": (_SHARED, 3), "c": {"k": [4.0]}}
+
+
+@case(t(4))
+def deepcopy_of_a_global_config_tree(x):
+    d = copy.deepcopy(_DEFAULTS)
+    d["scale"] = 3.0
+    d["sizes"].append(5)  # the global's list is untouched
+    tree = copy.deepcopy(_TREE)
+    tree["a"].append(2.0)  # the copy keeps the tree's aliasing: tree["b"][0] is tree["a"]
+    return x * d["scale"] + len(tree["b"][0]), d, tree, _DEFAULTS["sizes"]
+
+
+@case(t(4))
+def id_of_global_containers_as_keys(x):
+    memo = {id(_DEFAULTS): True, id(_SHARED): 1}
+    return x + (id(_DEFAULTS) in memo) + memo[id(_SHARED)] + (id(_TREE) in memo)

@@ -351,3 +351,53 @@ def super_init_reaching_object(x):
     obj = _PlainInit(x / 3.0)
     obj.b = obj.a * 2
     return obj.a, obj.b
+
+
+class _WithNew:
+    def __new__(cls, *args):
+        instance = super().__new__(cls)
+        instance.made_by = "new"
+        return instance
+
+    def __init__(self, x):
+        self.x = x
+
+
+class _ChildWithNew(_WithNew):
+    def __new__(cls, *args):
+        return super(_ChildWithNew, cls).__new__(cls, *args)  # noqa: UP008 (two-argument form)
+
+    def __init__(self, x, k):
+        super().__init__(x)
+        self.k = k
+
+
+class _NewReturnsOther:
+    def __new__(cls):
+        other = object.__new__(_WithNew)  # not a _NewReturnsOther: __init__ is skipped
+        other.x = 7
+        return other
+
+    def __init__(self):
+        self.x = 11
+
+
+@case(t(4))
+def own_new_then_init(x):
+    # type.__call__: cls.__new__(cls, *args), then __init__ on what it made
+    a = _WithNew(x)
+    b = _ChildWithNew(x, 2)
+    return a.x + 1, a.made_by, b.x * b.k, b.made_by, type(b) is _ChildWithNew
+
+
+@case(t(4))
+def new_returning_another_class_skips_init(x):
+    other = _NewReturnsOther()
+    return x * other.x, type(other) is _WithNew
+
+
+@case(t(4))
+def class_mro_and_flags(x):
+    mro = type(Child(x, 1)).__mro__
+    is_mapping = collections.OrderedDict.__flags__ & (1 << 6)
+    return x + (Base in mro) + (Left in mro) + bool(is_mapping), len(mro)

@@ -41,10 +41,12 @@ class SideEffects:
             self._order.append(("container", container))
 
     def store_attr(
-        self, obj: VariableTracker, name: str, value: VariableTracker, generic: bool = False
+        self, obj: VariableTracker, name: str, value: VariableTracker, how: str = "setattr"
     ) -> None:
-        """`obj.name = value`; `generic`: as object.__setattr__ does it (what a class's own
-        __setattr__ ends with), replayed without calling that __setattr__ again."""
+        """`obj.name = value`, replayed as `how` says (_REPLAY_STORE): "setattr" as the
+        program wrote it; "object" as object.__setattr__ does it (what a class's own
+        __setattr__ ends with), without calling that __setattr__ again; "dict" as
+        `obj.__dict__[name] = value`, past any descriptor of the class."""
         self.writes += 1
         if getattr(obj, "made_in_trace", False):
             obj.attrs[name] = value  # rebuilt whole if it escapes: nothing to replay
@@ -55,7 +57,7 @@ class SideEffects:
         key = (id(obj), name)
         if key not in self._attrs:
             self._order.append(("attr", key))
-        self._attrs[key] = (obj, value, generic)
+        self._attrs[key] = (obj, value, how)
 
     def pending_attr(self, obj: VariableTracker, name: str) -> VariableTracker | None:
         if getattr(obj, "made_in_trace", False):
@@ -117,18 +119,8 @@ class SideEffects:
             if kind == "container":
                 _apply_contents(cg, key, temp)
             elif kind == "attr":
-                obj, _, generic = self._attrs[key]
-                if generic:
-                    cg.add_push_null(lambda: cg.load_const(object.__setattr__))
-                    _load_target(cg, obj)
-                    cg.load_const(key[1])
-                    cg.emit("LOAD_FAST", temp)
-                    cg.call(3)
-                    cg.emit("POP_TOP")
-                    continue
-                cg.emit("LOAD_FAST", temp)
-                _load_target(cg, obj)
-                cg.store_attr(key[1])
+                obj, _, how = self._attrs[key]
+                _REPLAY_STORE[how](cg, obj, key[1], temp)
             else:
                 cg.emit("LOAD_FAST", temp)
                 cg.store_global(key)
@@ -138,6 +130,36 @@ class SideEffects:
             value.reconstruct(cg)
         for name in reversed(self._cells):
             cg.store_local(name)
+
+
+def _replay_setattr(cg: PyCodegen, obj, name: str, temp: str) -> None:
+    cg.emit("LOAD_FAST", temp)
+    _load_target(cg, obj)
+    cg.store_attr(name)
+
+
+def _replay_object_setattr(cg: PyCodegen, obj, name: str, temp: str) -> None:
+    cg.add_push_null(lambda: cg.load_const(object.__setattr__))
+    _load_target(cg, obj)
+    cg.load_const(name)
+    cg.emit("LOAD_FAST", temp)
+    cg.call(3)
+    cg.emit("POP_TOP")
+
+
+def _replay_dict_store(cg: PyCodegen, obj, name: str, temp: str) -> None:
+    cg.emit("LOAD_FAST", temp)
+    _load_target(cg, obj)
+    cg.load_attr("__dict__")
+    cg.load_const(name)
+    cg.store_subscr()
+
+
+_REPLAY_STORE = {
+    "setattr": _replay_setattr,
+    "object": _replay_object_setattr,
+    "dict": _replay_dict_store,
+}
 
 
 def _load_target(cg: PyCodegen, obj) -> None:

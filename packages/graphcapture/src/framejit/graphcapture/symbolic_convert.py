@@ -65,6 +65,7 @@ from .variables.objects import (
     SuperVariable,
     UserDefinedObjectVariable,
     WithExitVariable,
+    store_generic,
 )
 from .variables.sets import SetVariable, key_of
 from .variables.tensor import is_instance_attr_of_tensor
@@ -340,7 +341,10 @@ class InstructionTranslatorBase:
                     self, [ConstantVariable(name), value], {}
                 )
                 return
-        if isinstance(obj, (NNModuleVariable, UserDefinedObjectVariable)):
+        if isinstance(obj, UserDefinedObjectVariable):
+            store_generic(self, obj, name, value, "setattr")
+            return
+        if isinstance(obj, NNModuleVariable):
             self.output.side_effects.store_attr(obj, name, value)
             return
         if isinstance(obj, TensorVariable) and is_instance_attr_of_tensor(name):

@@ -339,6 +339,10 @@ class BuiltinVariable(ConcreteValueVariable):
                 from .user_classes import OBJECT_SLOTS, ObjectSlotFunction
 
                 return ObjectSlotFunction(OBJECT_SLOTS[name])
+            if self.value is object and name == "__new__":
+                from .user_classes import ObjectNewVariable
+
+                return ObjectNewVariable()
             if is_constant_value(attr):
                 return ConstantVariable(attr)
             return _UnboundBuiltinMethod(self.value, name)
@@ -772,14 +776,20 @@ def _id(tx, obj):
     from .base import LazyVariable
 
     source = getattr(obj, "source", None)
-    if (
-        source is None
-        or not isinstance(obj, ConcreteValueVariable)
-        or isinstance(obj, LazyVariable)
-    ):
+    if source is None or isinstance(obj, LazyVariable):
         raise Unsupported("id() of a traced value")
-    tx.output.add_guard(source, GuardKind.ID_MATCH, obj.value, origin=tx.origin())
-    return ConstantVariable(id(obj.value))
+    if isinstance(obj, ConcreteValueVariable):
+        value = obj.value
+    elif isinstance(obj, (BaseListVariable, DictVariable, SetVariable)):
+        # a container read from the inputs (mutated in place or not, the same object)
+        try:
+            value = source.get(tx.root.f_locals, tx.root.f_globals)
+        except Exception:  # the trace cannot name it: not folded
+            raise Unsupported(f"id() of a container read through {source.name()}") from None
+    else:
+        raise Unsupported("id() of a traced value")
+    tx.output.add_guard(source, GuardKind.ID_MATCH, value, origin=tx.origin())
+    return ConstantVariable(id(value))
 
 
 def _partial(tx, fn, *args, **kwargs):

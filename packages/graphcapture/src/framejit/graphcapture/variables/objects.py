@@ -61,9 +61,12 @@ class GetAttrMixin:
 
     def _lookup(self, tx, name: str) -> VariableTracker:
         pending = tx.output.side_effects.pending_attr(self, name)
-        if pending is not None:
-            return pending
         cls = type(self.value)
+        class_attr = _class_lookup(cls, name)
+        if pending is not None and not (
+            _is_data_descriptor(class_attr) and hasattr(type(class_attr), "__get__")
+        ):
+            return pending  # (a data descriptor's __get__ wins over the instance __dict__)
         if name == "__class__":
             # the type is fixed by this object's TYPE_MATCH/ID_MATCH guard
             return UserDefinedClassVariable(cls)
@@ -95,8 +98,13 @@ class GetAttrMixin:
             if isinstance(fget, types.FunctionType):
                 return UserFunctionVariable(fget).call_function(tx, [self], {})
             raise Unsupported(f"property {name!r} with a non-Python getter")
+        get = _python_descriptor_method(class_attr, "__get__")
+        if get is not None and _is_data_descriptor(class_attr):
+            return _call_descriptor(tx, self, name, get, [self, UserDefinedClassVariable(cls)])
         if name in instance_dict:
             return wrap(tx, instance_dict[name], source)
+        if get is not None:  # a non-data descriptor: the instance __dict__ wins over it
+            return _call_descriptor(tx, self, name, get, [self, UserDefinedClassVariable(cls)])
         if class_attr is _MISSING:
             getattr_fn = _class_lookup(cls, "__getattr__")
             if getattr_fn is not _MISSING and not isinstance(obj, torch.nn.Module):
@@ -129,6 +137,72 @@ class GetAttrMixin:
 _MISSING = object()
 
 
+def _is_data_descriptor(attr) -> bool:
+    """A class attribute that wins over the instance __dict__ (property, a __set__ or
+    __delete__ descriptor); a __slots__ member's value lives in its slot, not __dict__."""
+    kind = type(attr)
+    return (
+        attr is not _MISSING
+        and not isinstance(attr, types.MemberDescriptorType)
+        and (hasattr(kind, "__set__") or hasattr(kind, "__delete__"))
+    )
+
+
+def _python_descriptor_method(attr, name: str):
+    """`type(attr).<name>` when it is a Python function (a user descriptor class's)."""
+    if attr is _MISSING or isinstance(attr, (types.FunctionType, property)):
+        return None
+    method = getattr(type(attr), name, None)
+    return method if isinstance(method, types.FunctionType) else None
+
+
+def _class_dict_source(obj: VariableTracker, name: str):
+    """`type(obj).__mro__[at].__dict__[name]`: where the class attribute `name` lives."""
+    if obj.source is None:
+        return None
+    from framejit.guards import TypeSource
+
+    for at, klass in enumerate(type(obj.value).__mro__):
+        if name in klass.__dict__:
+            owner = ItemSource(AttrSource(TypeSource(obj.source), "__mro__"), at)
+            return ItemSource(AttrSource(owner, "__dict__"), name)
+    return None
+
+
+def _call_descriptor(tx, obj, name: str, method, args: list) -> VariableTracker:
+    """A user descriptor's Python __get__/__set__ for `obj.name`, traced; the descriptor is
+    read where it lives on the class, guarded by identity."""
+    from framejit.guards import GuardKind
+
+    from .builder import wrap
+
+    descriptor = _class_lookup(type(obj.value), name)
+    source = _class_dict_source(obj, name)
+    if source is not None:
+        tx.output.add_guard(source, GuardKind.ID_MATCH, descriptor, origin=tx.origin())
+    return UserFunctionVariable(method).call_function(tx, [wrap(tx, descriptor, source), *args], {})
+
+
+def store_generic(tx, obj, name: str, value: VariableTracker, how: str) -> None:
+    """`obj.name = value` as object.__setattr__ does it: through a data descriptor of the
+    class (a property's setter, a Python __set__), traced, else into the instance."""
+    attr = _class_lookup(type(obj.value), name)
+    if _is_data_descriptor(attr):
+        if isinstance(attr, property):
+            if not isinstance(attr.fset, types.FunctionType):
+                raise Unsupported(f"property {name!r} without a Python setter")
+            UserFunctionVariable(attr.fset).call_function(tx, [obj, value], {})
+            return
+        setter = _python_descriptor_method(attr, "__set__")
+        if setter is None:
+            raise Unsupported(
+                f"store through the descriptor {name!r} of {type(obj.value).__name__}"
+            )
+        _call_descriptor(tx, obj, name, setter, [obj, value])
+        return
+    tx.output.side_effects.store_attr(obj, name, value, how=how)
+
+
 def _generic_getattribute(fn) -> bool:
     """dict's, list's, ... __getattribute__: the generic lookup, as object's."""
     return isinstance(fn, types.WrapperDescriptorType) and fn.__objclass__ in (dict, list, tuple)
@@ -139,6 +213,7 @@ _OBJECT_GETATTRIBUTE = object.__getattribute__
 _OBJECT_SETATTR = object.__setattr__
 _OBJECT_DELATTR = object.__delattr__
 _OBJECT_INIT = object.__init__
+_OBJECT_NEW = object.__new__
 
 
 def _class_lookup(cls: type, name: str):
@@ -439,7 +514,7 @@ class UserDefinedObjectVariable(GetAttrMixin, ConcreteValueVariable):
         return f"UserDefinedObjectVariable({type(self.value).__name__})"
 
 
-_TYPE_CONSTANTS = ("__name__", "__qualname__", "__module__")
+_TYPE_CONSTANTS = ("__name__", "__qualname__", "__module__", "__flags__")
 
 
 class UserDefinedClassVariable(ConcreteValueVariable):
@@ -450,11 +525,17 @@ class UserDefinedClassVariable(ConcreteValueVariable):
 
         if name in _TYPE_CONSTANTS:
             return ConstantVariable(getattr(self.value, name))  # fixed by the class's identity
+        if name == "__mro__" and isinstance(self.value, type):
+            return TupleVariable([UserDefinedClassVariable(k) for k in self.value.__mro__])
         attr = _class_lookup(self.value, name)
         if attr is _MISSING and _class_lookup(type(self.value), name) is _TYPE_SUBCLASSES:
             return _SubclassesMethod(self)
         if attr is _MISSING:
             raise Unsupported(f"AttributeError: class {self.value.__name__} has no {name!r}")
+        if attr is _OBJECT_NEW:
+            from .user_classes import ObjectNewVariable
+
+            return ObjectNewVariable()
         if name == "apply" and isinstance(attr, classmethod):
             from .autograd_function import AutogradFunctionApplyVariable, is_function_apply
 
@@ -537,6 +618,10 @@ class SuperVariable(VariableTracker):
                     return _ObjectMethod(self.obj, "setattr")
                 if attr is _OBJECT_INIT and not is_class:
                     return _ObjectMethod(self.obj, "init")
+                if attr is _OBJECT_NEW:
+                    from .user_classes import ObjectNewVariable
+
+                    return ObjectNewVariable()
                 if isinstance(attr, types.FunctionType):
                     return UserMethodVariable(attr, self.obj)
                 if is_dict_slot(attr) and not is_class and dict_base(obj_type) is not None:
@@ -586,8 +671,11 @@ class InstanceDictVariable(VariableTracker):
         if getattr(self.obj, "made_in_trace", False):
             value = self.obj.attrs.get(key)  # the whole __dict__ is the trace's
             return value is not None, value
-        if tx.output.side_effects.pending_attr(self.obj, key) is not None:
-            raise Unsupported("obj.__dict__ read after an attribute store in the trace")
+        pending = tx.output.side_effects.pending_attr(self.obj, key)
+        if pending is not None:
+            if isinstance(_class_lookup(type(self.obj.value), key), types.MemberDescriptorType):
+                raise Unsupported(f"__dict__[{key!r}] after a store to the slot {key!r}")
+            return True, pending  # every other store lands in the instance __dict__
         source = self.obj.source
         if source is None:
             raise Unsupported("__dict__ of an object without a source")
@@ -596,7 +684,10 @@ class InstanceDictVariable(VariableTracker):
             item = ItemSource(AttrSource(source, "__dict__"), key)
             return True, wrap(tx, instance_dict[key], item)
         if _class_lookup(type(self.obj.value), key) is not _MISSING:
-            raise Unsupported(f"absence of {key!r} from __dict__ shadowed by a class attribute")
+            # hasattr would find the class attribute: the instance's keys are guarded
+            dict_source = AttrSource(source, "__dict__")
+            tx.output.add_guard(dict_source, GuardKind.DICT_KEYS, instance_dict, origin=tx.origin())
+            return False, None
         tx.output.add_guard(AttrSource(source, key), GuardKind.HASATTR, False, origin=tx.origin())
         return False, None
 
@@ -613,6 +704,10 @@ class InstanceDictVariable(VariableTracker):
             return args[1] if len(args) == 2 else ConstantVariable(None)
         if name == "__contains__" and len(args) == 1:
             return ConstantVariable(self._read(tx, key)[0])
+        if name == "__setitem__" and len(args) == 2:
+            # past the class's descriptors and __setattr__, as CPython's dict store is
+            tx.output.side_effects.store_attr(self.obj, key, args[1], how="dict")
+            return ConstantVariable(None)
         if name == "__getitem__" and len(args) == 1:
             present, value = self._read(tx, key)
             if not present:
@@ -644,7 +739,7 @@ class _ObjectMethod(VariableTracker):
             pending = tx.output.side_effects.pending_attr(self.obj, name)
             return pending if pending is not None else self.obj.generic_lookup(tx, name)
         if self.kind == "setattr" and len(args) == 2:
-            tx.output.side_effects.store_attr(self.obj, name, args[1], generic=True)
+            store_generic(tx, self.obj, name, args[1], "object")
             return ConstantVariable(None)
         raise Unsupported(f"object.__{self.kind}__ with {len(args)} arguments")
 

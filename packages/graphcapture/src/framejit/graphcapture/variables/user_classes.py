@@ -31,7 +31,13 @@ from .containers import DictVariable, TupleVariable
 from .dict_objects import DICT_BASES, DictSlotMethod, dict_base, is_dict_slot, rebuild_dict_object
 from .exceptions import ExceptionObjectVariable, call_until, is_args_only_exception
 from .functions import UserFunctionVariable
-from .objects import _MISSING, NNModuleVariable, UserDefinedObjectVariable, _class_lookup
+from .objects import (
+    _MISSING,
+    NNModuleVariable,
+    UserDefinedClassVariable,
+    UserDefinedObjectVariable,
+    _class_lookup,
+)
 
 
 def is_namedtuple_class(cls) -> bool:
@@ -71,8 +77,10 @@ def _own_overrides(cls) -> set:
     return out
 
 
-def _plain_class(cls) -> str | None:
-    """Why instances of `cls` cannot be built as NewObjectVariables (None: they can).
+def _plain_class(cls, own_new_traced: bool = False) -> str | None:
+    """Why instances of `cls` cannot be built as NewObjectVariables (None: they can);
+    `own_new_traced`: the classes' Python __new__ methods are traced (object.__new__ is
+    what they reach).
     A metaclass that leaves `type.__call__` alone builds instances as `type` does; a dict
     or OrderedDict base gives the object dict storage (dict_objects.py).  A base that only
     declares empty `__slots__` (abc.ABC, the collections.abc classes) adds no storage:
@@ -86,7 +94,7 @@ def _plain_class(cls) -> str | None:
             continue
         if klass.__module__ == "builtins" or not _no_storage_slots(klass):
             return f"base class {klass.__name__} (builtin or __slots__)"
-        if "__new__" in klass.__dict__:
+        if "__new__" in klass.__dict__ and not own_new_traced:
             return f"{klass.__name__}.__new__"
     if not cls.__dictoffset__ and dict_base(cls) is None:
         return f"{cls.__name__} has no instance __dict__ (__slots__)"
@@ -226,10 +234,24 @@ def construct(tx, cls_vt, args: list, kwargs: dict) -> VariableTracker:
         from .autograd_function import FunctionInstanceVariable
 
         return FunctionInstanceVariable(cls_vt)
+    new = _class_lookup(cls, "__new__")
+    if isinstance(new, staticmethod) and isinstance(new.__func__, types.FunctionType):
+        # type.__call__: cls.__new__(cls, ...), then __init__ if it made a cls instance
+        obj = UserFunctionVariable(new.__func__).call_function(tx, [cls_vt, *args], kwargs)
+        made = obj.python_type() if isinstance(obj, UserDefinedObjectVariable) else None
+        if made is None and not isinstance(obj, NNModuleVariable):
+            raise Unsupported(f"{cls.__name__}.__new__ returned {obj}")
+        if made is None or not issubclass(made, cls):
+            return obj  # eager skips __init__ too
+        return _init(tx, cls_vt, obj, made, args, kwargs)
     why = _plain_class(cls)
     if why is not None:
         raise Unsupported(f"constructing a {cls.__qualname__} object ({why})")
-    obj = NewObjectVariable(cls)
+    return _init(tx, cls_vt, NewObjectVariable(cls), cls, args, kwargs)
+
+
+def _init(tx, cls_vt, obj, cls, args: list, kwargs: dict) -> VariableTracker:
+    """type.__call__'s second half: `cls.__init__(obj, *args, **kwargs)`, traced."""
     init = _class_lookup(cls, "__init__")
     if is_dict_slot(init):  # dict's own __init__: the contents from the arguments
         DictSlotMethod(obj, "__init__").call_function(tx, args, kwargs)
@@ -237,7 +259,7 @@ def construct(tx, cls_vt, args: list, kwargs: dict) -> VariableTracker:
         if args or kwargs:
             raise Unsupported(f"TypeError: {cls.__name__}() takes no arguments")
     elif isinstance(init, types.FunctionType):
-        source = _class_attr_source(cls_vt, cls, "__init__")
+        source = _class_attr_source(cls_vt, cls, "__init__") if cls is cls_vt.value else None
         result = UserFunctionVariable(init, source).call_function(tx, [obj, *args], kwargs)
         if not (result.is_python_constant() and result.as_python_constant() is None):
             raise Unsupported("TypeError: __init__() should return None")
@@ -312,6 +334,20 @@ def _rebuild_object(cls, attrs):
     obj = object.__new__(cls)
     obj.__dict__.update(attrs)
     return obj
+
+
+class ObjectNewVariable(VariableTracker):
+    """`object.__new__(cls)`, reached from a class's own __new__ (directly or by super()):
+    a new instance, as the trace builds one (NewObjectVariable)."""
+
+    def call_function(self, tx, args, kwargs) -> VariableTracker:
+        if len(args) != 1 or kwargs or not isinstance(args[0], UserDefinedClassVariable):
+            raise Unsupported("object.__new__ with arguments besides the class")
+        cls = args[0].value
+        why = _plain_class(cls, own_new_traced=True)
+        if why is not None:
+            raise Unsupported(f"object.__new__({cls.__qualname__}) ({why})")
+        return NewObjectVariable(cls)
 
 
 class ObjectSlotFunction(VariableTracker):
