@@ -75,6 +75,7 @@ CASES = {
         x.numpy()
     ),
     "dtype_folds": lambda x: x + np.iinfo(np.int16).max + np.finfo(np.float32).min,
+    "python_type_dtypes": lambda x: (x.numpy().astype(int), np.zeros(2, dtype=float)),
     "dtype_call": lambda x: np.full_like(x, 2.4, dtype=np.dtype("float")),
 }
 

@@ -419,10 +419,14 @@ def _lower(tx, vt: VariableTracker, sizes: list):
             "call_function", torch.tensor, (value.item(),), {"dtype": dtype}, example
         )
         return node, example, value
-    if isinstance(value, np.dtype) or (isinstance(value, type) and issubclass(value, np.generic)):
+    if (
+        isinstance(value, np.dtype)
+        or (isinstance(value, type) and issubclass(value, np.generic))
+        or value in (int, float, bool, complex)
+    ):  # a dtype, by its name (what FX code can spell): `astype(int)` is int64
         name = np.dtype(value).name
         return name, name, value
-    if is_constant_value(value) or value is Ellipsis or value in (int, float, bool, complex):
+    if is_constant_value(value) or value is Ellipsis:
         return value, value, value
     raise Unsupported(f"numpy call with a {type(value).__name__} argument")
 
