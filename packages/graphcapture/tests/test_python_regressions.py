@@ -2,6 +2,8 @@
 
 from __future__ import annotations
 
+import typing
+
 import torch
 
 from framejit import graphcapture as fj
@@ -105,3 +107,67 @@ def test_tensor_keyed_dict_as_kwargs_raises_as_eager():
     actual, expected = fj.compile(f)(x), f(x)
     torch.testing.assert_close(actual[0], expected[0])
     assert actual[1] == expected[1]
+
+
+def _closure_over_a_frame_cell():
+    x = torch.ones(2)
+
+    def get_inner():
+        def inner():
+            return x + x
+
+        return inner(), inner  # the rebuilt `inner` closes over the real cell of x
+
+    return get_inner
+
+
+def test_rebuilt_function_closing_over_a_real_cell():
+    # was TypeError: unhashable type: 'cell' out of the compiled call: the cell was a
+    # constant of the generated code, which frameeval hashes
+    get_inner = _closure_over_a_frame_cell()
+
+    def root():
+        return get_inner()
+
+    res, inner = fj.compile(root, backend="eager", fullgraph=True)()
+    torch.testing.assert_close(res, torch.full((2,), 2.0))
+    torch.testing.assert_close(inner(), res)
+
+
+def _python_types_as_dtypes(x):
+    return (x * 5).to(bool).to(float).to(int) + 8, torch.zeros(2, dtype=float)
+
+
+def test_python_scalar_types_where_a_dtype_goes():
+    # was an internal error (SyntaxError in the graph's code: `float` printed as an arg)
+    counter = fj.testing.CompileCounter()
+    got = fj.compile(_python_types_as_dtypes, backend=counter, fullgraph=True)(torch.randn(3))
+    expected = _python_types_as_dtypes(torch.randn(3))
+    assert [g.dtype for g in got] == [e.dtype for e in expected] == [torch.int64, torch.float64]
+    assert counter.frame_count == 1
+
+
+class _Rows(typing.NamedTuple):
+    a: torch.Tensor
+    b: torch.Tensor
+
+    def __getitem__(self, index):  # rows of both, as a batch container's indexing
+        return _Rows(tuple.__getitem__(self, 0)[index], tuple.__getitem__(self, 1)[index])
+
+
+def _named_tuple_with_own_getitem(rows):
+    return rows.a + 1, rows[0], rows.b[1:]
+
+
+def test_named_tuple_input_with_its_own_getitem():
+    # the graph's inputs were read as rows[0], through the class's __getitem__ (TypeError
+    # out of the graph), and rows[0] in the trace ignored it (a wrong answer)
+    rows = _Rows(torch.randn(2), torch.randn(2))
+    expected = _named_tuple_with_own_getitem(rows)
+    compiled = fj.compile(_named_tuple_with_own_getitem, backend="eager", fullgraph=True)
+    for _ in range(2):
+        got = compiled(rows)
+        torch.testing.assert_close(got[0], expected[0])
+        assert type(got[1]) is _Rows
+        torch.testing.assert_close(tuple(got[1]), tuple(expected[1]))
+        torch.testing.assert_close(got[2], expected[2])

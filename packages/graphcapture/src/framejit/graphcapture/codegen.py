@@ -17,6 +17,21 @@ from framejit.frameeval import bytecode as fbc
 from .sources import emit_load
 
 
+class ConstBox:
+    """Holds a constant for generated code; hashed by identity."""
+
+    __slots__ = ("value",)
+
+    def __init__(self, value: Any):
+        self.value = value
+
+
+def _unhashable(value: Any) -> bool:
+    if isinstance(value, (tuple, frozenset)):
+        return any(_unhashable(item) for item in value)
+    return type(value).__hash__ is None
+
+
 class PyCodegen:
     def __init__(self, code, graph_output_var: str | None = None, output_index: dict | None = None):
         self.code = code
@@ -45,6 +60,12 @@ class PyCodegen:
 
     # ---------------------------------------------------------------- loads and stores
     def load_const(self, value: Any) -> None:
+        if _unhashable(value):
+            # a code object hashes its co_consts (frameeval keeps codes in a WeakSet): an
+            # unhashable constant (a closure cell, a list) is loaded from a box's slot
+            self.emit("LOAD_CONST", ConstBox(value))
+            self.emit("LOAD_ATTR", "value")
+            return
         self.emit("LOAD_CONST", value)
 
     def _is_cell(self, name: str) -> bool:

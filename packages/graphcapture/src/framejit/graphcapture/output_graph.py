@@ -193,8 +193,8 @@ class OutputGraph:
         """Record `target(*args, **kwargs)` (variable trackers) and wrap its result."""
         from .variables.tensor import wrap_op_result
 
-        proxy_args = tuple(a.as_proxy() for a in args)
-        proxy_kwargs = {k: v.as_proxy() for k, v in kwargs.items()}
+        proxy_args = tuple(_graph_arg(a.as_proxy()) for a in args)
+        proxy_kwargs = {k: _graph_arg(v.as_proxy()) for k, v in kwargs.items()}
         fake_args = tuple(a.as_example() for a in args)
         fake_kwargs = {k: v.as_example() for k, v in kwargs.items()}
         example = self.run_fake(kind, target, fake_args, fake_kwargs)
@@ -242,3 +242,19 @@ class OutputGraph:
 
 def tree_proxies(value):
     return tree_map(lambda v: v.as_proxy(), value)
+
+
+# a Python scalar type where a torch op takes a dtype (`x.to(float)`): the dtype eager
+# converts it to, which the graph's printed code can name (`float` there is a SyntaxError)
+_DTYPE_OF_TYPE = {
+    float: torch.float64,
+    int: torch.int64,
+    bool: torch.bool,
+    complex: torch.complex128,
+}
+
+
+def _graph_arg(value: Any) -> Any:
+    if isinstance(value, type) and value in _DTYPE_OF_TYPE:
+        return _DTYPE_OF_TYPE[value]
+    return value

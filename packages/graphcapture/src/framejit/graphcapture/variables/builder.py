@@ -12,6 +12,7 @@ import collections
 import contextlib
 import enum
 import functools
+import inspect
 import os
 import types
 from typing import Any
@@ -170,9 +171,8 @@ def _build(tx, value: Any, source) -> VariableTracker:
     if type(value) is tuple or (isinstance(value, tuple) and hasattr(type(value), "_fields")):
         _guard(tx, source, GuardKind.TYPE_MATCH, value)
         _guard(tx, source, GuardKind.LENGTH_CHECK, value)
-        items = [
-            wrap(tx, v, ItemSource(source, i) if source else None) for i, v in enumerate(value)
-        ]
+        sources = _tuple_item_sources(value, source)
+        items = [wrap(tx, v, s) for v, s in zip(value, sources, strict=True)]
         cls = None if type(value) is tuple else type(value)
         return TupleVariable(items, source, namedtuple_cls=cls)
     if type(value) is list:
@@ -318,6 +318,27 @@ def _guard_by_fields(tx, value, source) -> bool:
 
 
 _TUPLE_ITERATOR = type(iter(()))
+
+
+_TUPLEGETTER = type(collections.namedtuple("_Probe", "a").a)
+
+
+def _tuple_item_sources(value: tuple, source) -> list:
+    """Where each item of a tuple is read: `source[i]`, or for a namedtuple whose class
+    overrides __getitem__ the field's own getter `source.<field>` (the tuple's slot)."""
+    if source is None:
+        return [None] * len(value)
+    cls = type(value)
+    if cls.__getitem__ is tuple.__getitem__:
+        return [ItemSource(source, i) for i in range(len(value))]
+    fields = cls._fields
+    if len(fields) != len(value):
+        raise Unsupported(f"a {cls.__name__} whose length is not its fields' count")
+    for i, name in enumerate(fields):
+        getter = inspect.getattr_static(cls, name, None)
+        if not isinstance(getter, _TUPLEGETTER) or getter.__reduce__()[1][0] != i:
+            raise Unsupported(f"{cls.__name__}.{name} is not the tuple's field {i}")
+    return [AttrSource(source, name) for name in fields]
 
 
 def _wrap_tuple_iterator(tx, value, source) -> VariableTracker:

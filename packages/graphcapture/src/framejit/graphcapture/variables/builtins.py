@@ -375,6 +375,8 @@ class _UnboundBuiltinMethod(VariableTracker):
                 raise Unsupported(
                     f"{self.cls.__name__}.{self.name} on a {cls.__name__} that overrides it"
                 )
+        if self.cls is tuple and isinstance(obj, TupleVariable):
+            return obj.tuple_method(tx, self.name, list(args[1:]), kwargs)
         return obj.call_method(tx, self.name, list(args[1:]), kwargs)
 
 

@@ -161,6 +161,24 @@ class TupleVariable(BaseListVariable):
                 return method
         return super().var_getattr(tx, name)
 
+    def getitem(self, tx, index: VariableTracker) -> VariableTracker:
+        if self.namedtuple_cls is not None:  # the named tuple's own __getitem__, traced
+            method = self._class_method(tx, "__getitem__")
+            if method is not None:
+                return method.call_function(tx, [index], {})
+        return super().getitem(tx, index)
+
+    def tuple_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
+        """`tuple.<name>(self, ...)`: tuple's own method, past the named tuple's class."""
+        if name == "__getitem__" and len(args) == 1 and not kwargs:
+            return BaseListVariable.getitem(self, tx, args[0])
+        return BaseListVariable.call_method(self, tx, name, args, kwargs)
+
+    def unpack(self, tx) -> list[VariableTracker]:
+        if self.namedtuple_cls is not None and self._class_method(tx, "__iter__") is not None:
+            raise Unsupported(f"iteration over a {self.namedtuple_cls.__name__} (own __iter__)")
+        return super().unpack(tx)
+
     def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
         if self.namedtuple_cls is not None:
             method = self._class_method(tx, name)
