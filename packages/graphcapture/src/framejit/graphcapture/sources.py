@@ -55,10 +55,10 @@ def _field(obj: Any, *names: str) -> Any:
 
 def source_name(source: Any) -> str:
     """The rendered form, e.g. G['torch'].abs ; used as a key and in messages."""
-    name = getattr(source, "name", None)
-    if callable(name):
-        return name()
-    return str(source)
+    try:
+        return source.name()
+    except AttributeError:
+        return str(source)
 
 
 def param_source(module_source: Any, name: str, buffer: bool) -> Any:

@@ -125,7 +125,10 @@ class InstructionTranslatorBase:
         handler = self.dispatch.get(inst.opname)
         if handler is None:
             raise Unsupported(f"opcode {inst.realname} is not supported")
-        self.root.count_instruction()
+        root = self.root
+        root.instruction_count += 1
+        if root.instruction_count > config.max_traced_instructions:
+            raise SkipFrame("too many instructions traced (huge unrolled loop?)")
         try:
             handler(self, inst)
         except ObservedException as e:
@@ -927,12 +930,8 @@ class InstructionTranslator(InstructionTranslatorBase):
         self.instruction_count = 0
         self.break_inst: Inst | None = None
         self.aliases: dict[str, Any] = {}
+        self.module_sources: dict[int, tuple[Any, GlobalSource]] = {}  # id -> (module, source)
         self.first_handler: tuple[Inst, int] | None = None  # (raising instruction, visit)
-
-    def count_instruction(self) -> None:
-        self.instruction_count += 1
-        if self.instruction_count > config.max_traced_instructions:
-            raise SkipFrame("too many instructions traced (huge unrolled loop?)")
 
     def _class_cell(self) -> CellVariable:
         """`__class__` (zero-argument super()): fixed by the type of `self`, which is guarded."""
@@ -956,10 +955,15 @@ class InstructionTranslator(InstructionTranslatorBase):
 
     def module_source(self, module) -> GlobalSource:
         """A module of sys.modules, reached by guards as G['__framejit_import_<module>']."""
+        found = self.module_sources.get(id(module))
+        if found is not None and found[0] is module:
+            return found[1]
         alias = "__framejit_import_" + module.__name__.replace(".", "_dot_")
         self.aliases[alias] = module
         self.f_globals.setdefault(alias, module)
-        return GlobalSource(alias)
+        source = GlobalSource(alias)
+        self.module_sources[id(module)] = (module, source)
+        return source
 
     def run(self) -> None:
         insts = self.insts

@@ -212,6 +212,14 @@ def _full(text: str, gen: _CodeGen) -> str:
     return _REF.sub(lambda m: gen.ref_list[int(m.group(1))].name(), text)
 
 
+def _full_verbose(line: str, code: str, full_code: str, gen: _CodeGen) -> str:
+    """A verbose line spelled in full; most are the part's code plus where it came from,
+    whose code is spelled already."""
+    if line.startswith(code):
+        return full_code + _full(line[len(code) :], gen)
+    return _full(line, gen)
+
+
 def _generate_source(parts: list[CodePart], gen: _CodeGen, closure_names: list[str]) -> str:
     lines = [
         f"def ___make_guard_fn({', '.join(closure_names)}):",
@@ -319,7 +327,11 @@ def compile_guards(guards: Iterable[Guard], global_scope: dict[str, Any]) -> Any
         return found or [_ALL_HOLD]
 
     check_fn.code_parts = [_full(p.code, gen) for p in parts]
-    check_fn.verbose_code_parts = [_full(line, gen) for p in parts for line in p.verbose]
+    check_fn.verbose_code_parts = [
+        _full_verbose(line, p.code, full, gen)
+        for p, full in zip(parts, check_fn.code_parts, strict=True)
+        for line in p.verbose
+    ]
     check_fn.failure_reason = failure_reason
     check_fn.failure_reasons = failure_reasons
     check_fn.guards = unique

@@ -38,6 +38,19 @@ class GuardKind(enum.Enum):
     NO_TENSOR_ALIASING = "NO_TENSOR_ALIASING"  # source: None; value: Sources, all distinct
 
 
+_HANDLERS: dict | None = None
+
+
+def _handlers() -> dict:
+    """kinds.HANDLERS (kinds imports this module): bound on first use, not imported per guard."""
+    global _HANDLERS
+    if _HANDLERS is None:
+        from .kinds import HANDLERS
+
+        _HANDLERS = HANDLERS
+    return _HANDLERS
+
+
 @dataclass(frozen=True, eq=False)
 class Guard:
     """One condition under which a compiled frame stays valid."""
@@ -50,22 +63,18 @@ class Guard:
     expected: Any = field(init=False, repr=False)
 
     def __post_init__(self) -> None:
-        from .kinds import handler_for
-
         if not isinstance(self.kind, GuardKind):
             raise TypeError(f"kind must be a GuardKind, got {self.kind!r}")
         if self.source is not None and not isinstance(self.source, Source):
             raise TypeError(f"source must be a Source or None, got {type(self.source).__name__}")
         object.__setattr__(self, "dynamic_dims", frozenset(self.dynamic_dims))
-        handler = handler_for(self.kind)
+        handler = _handlers()[self.kind]
         object.__setattr__(self, "expected", handler.prepare(self))
         object.__setattr__(self, "value", handler.retain(self))
 
     def dedup_key(self) -> tuple:
         """Guards with equal keys check the same thing; compile_guards keeps one."""
-        from .kinds import handler_for
-
-        return (self.kind, self.source, handler_for(self.kind).key(self))
+        return (self.kind, self.source, _handlers()[self.kind].key(self))
 
     def __repr__(self) -> str:
         where = f", origin={self.origin!r}" if self.origin else ""
