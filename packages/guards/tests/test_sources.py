@@ -15,6 +15,7 @@ from framejit.guards import (
     ClosureCellSource,
     EnvironSource,
     GlobalSource,
+    HandledExceptionSource,
     ItemSource,
     LocalSource,
     NNModuleSource,
@@ -88,6 +89,7 @@ CASES = [
     (StrideSource(LocalSource("x"), 0), "L['x'].stride()[0]"),
     (NumelSource(LocalSource("x")), "L['x'].numel()"),
     (EnvironSource("PATH"), "___environ_get('PATH')"),
+    (HandledExceptionSource(), "___handled_exception()"),
 ]
 
 
@@ -178,3 +180,15 @@ def test_numpy_tensor_source_loads_the_arrays_memory():
     tensor = eval(source.name(), {"L": L, **SOURCE_HELPERS})
     tensor[1] = 5.0  # the array's own memory
     assert L["a"][1] == 5.0 and source.get(L, {}).dtype == torch.float64
+
+
+def test_handled_exception_source_guards_the_callers_except_block():
+    from framejit.guards import Guard, GuardKind, compile_guards
+
+    outside = compile_guards([Guard(HandledExceptionSource(), GuardKind.EQUALS_MATCH, None)], {})
+    assert outside({})
+    try:
+        raise KeyError("k")
+    except KeyError:
+        assert not outside({})
+    assert outside({})

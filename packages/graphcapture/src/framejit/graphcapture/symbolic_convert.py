@@ -50,12 +50,8 @@ from .variables.builtins import (
     unary_op,
 )
 from .variables.containers import mapping_items
-from .variables.exceptions import (
-    ExceptionObjectVariable,
-    ObservedException,
-    TracedRaise,
-    exception_matches,
-)
+from .variables.exception_objects import ExceptionObjectVariable
+from .variables.exceptions import ObservedException, TracedRaise, exception_matches
 from .variables.functions import MethodRef
 from .variables.objects import (
     GradModeVariable,
@@ -69,6 +65,9 @@ from .variables.objects import (
 )
 from .variables.sets import SetVariable, key_of
 from .variables.tensor import is_instance_attr_of_tensor
+
+# __setattr__ slots that are object's generic store (BaseException's is its own slot)
+_GENERIC_SETATTR = (object.__setattr__, BaseException.__setattr__)
 
 
 def _handler_table(cls) -> dict[str, Any]:
@@ -132,6 +131,7 @@ class InstructionTranslatorBase:
         try:
             handler(self, inst)
         except ObservedException as e:
+            e.chain_to(self.handled)
             if not self.catch(e, index):
                 raise
 
@@ -172,7 +172,7 @@ class InstructionTranslatorBase:
         exc = self.pop()  # (an oparg only says where the lasti sits: CPython peeks it)
         if not isinstance(exc, ExceptionObjectVariable):
             raise Unsupported(f"re-raise of {exc}")
-        raise TracedRaise(self, exc)
+        raise TracedRaise(self, exc, fresh=False)
 
     def WITH_EXCEPT_START(self, inst):
         exit_fn = self.stack[-4]
@@ -333,9 +333,13 @@ class InstructionTranslatorBase:
         self.store_attr(obj, inst.argval, value)
 
     def store_attr(self, obj: VariableTracker, name: str, value: VariableTracker) -> None:
+        if isinstance(obj, ExceptionObjectVariable):
+            self.output.side_effects.writes += 1
+            obj.store_attr(name, value)
+            return
         if isinstance(obj, UserDefinedObjectVariable):
             setattr_fn = getattr(type(obj.value), "__setattr__", object.__setattr__)
-            if setattr_fn is not object.__setattr__:
+            if setattr_fn not in _GENERIC_SETATTR:
                 if not isinstance(setattr_fn, types.FunctionType):
                     raise Unsupported(f"{type(obj.value).__name__}.__setattr__ is not Python")
                 from .variables.functions import UserMethodVariable
@@ -814,9 +818,9 @@ class InstructionTranslatorBase:
         if inst.arg == 0:  # bare `raise`: the exception being handled
             if self.handled is None:
                 raise Unsupported("bare raise outside a traced except block")
-            raise TracedRaise(self, self.handled)
+            raise TracedRaise(self, self.handled, fresh=False)
         if inst.arg == 2:
-            self.pop()  # `raise exc from cause`: the cause is not traced (nothing reads it)
+            raise_exception(self, inst, self.stack[-2], cause=self.stack[-1])
         raise_exception(self, inst, self.stack[-1])
 
     def LOAD_ASSERTION_ERROR(self, inst):

@@ -21,6 +21,7 @@ import builtins
 import itertools
 import keyword
 import os
+import sys
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -592,10 +593,29 @@ class EnvironSource(Source):
         return os.environ.get(self.key)
 
 
+@_source
+class HandledExceptionSource(Source):
+    """``sys.exception()``: the exception the caller is handling when the frame starts, None
+    outside an except block (a root: the thread's state, not a frame's)."""
+
+    helpers: ClassVar[tuple[str, ...]] = ("___handled_exception",)
+
+    def spell(self, base: str) -> str:
+        return "___handled_exception()"
+
+    def get(self, L, G):
+        return handled_exception()
+
+
+def handled_exception() -> BaseException | None:
+    return sys.exc_info()[1]
+
+
 #: Helper callables a rendered source may reference, by the closure name it uses.
 SOURCE_HELPERS: dict[str, Any] = {
     "___tuple_iterator_getitem": tuple_iterator_getitem,
     "___environ_get": os.environ.get,
+    "___handled_exception": handled_exception,
     "___tuple_iterator_len": tuple_iterator_len,
     "___dict_getitem": dict.__getitem__,
     "___type_subclasses": type.__subclasses__,

@@ -507,11 +507,13 @@ def _literal_tuple(value: tuple) -> bool:
 def _is_builtin(value: Any) -> bool:
     from .builtins import FOLDABLE
     from .stdlib_ops import OPERATOR_HANDLERS
+    from .sys_models import SYS_HANDLERS
 
     return (
         _hashable_in(value, _BUILTIN_CALLABLES)
         or _hashable_in(value, FOLDABLE)
         or _hashable_in(value, OPERATOR_HANDLERS)
+        or _hashable_in(value, SYS_HANDLERS)
     )
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import functools
 import math
 import operator
+import sys
 import types
 
 import torch
@@ -382,7 +383,7 @@ class _UnboundBuiltinMethod(VariableTracker):
 
 FOLDABLE = {
     abs, all, any, bool, chr, divmod, float, format, hash, int, len, max, min, ord, pow,
-    repr, round, str, sum,
+    repr, round, str, sum, sys.intern,
     # every function of math is pure: on constant arguments it folds
     *(f for f in vars(math).values() if isinstance(f, types.BuiltinFunctionType)),
 }  # fmt: skip
@@ -903,3 +904,6 @@ BUILTIN_HANDLERS = {
 from .stdlib_ops import OPERATOR_HANDLERS  # noqa: E402  (it builds on the operators above)
 
 BUILTIN_HANDLERS.update(OPERATOR_HANDLERS)
+from .sys_models import SYS_HANDLERS  # noqa: E402
+
+BUILTIN_HANDLERS.update(SYS_HANDLERS)

@@ -12,8 +12,14 @@ that ends on an exception catches it only from the very function it called
 
 from __future__ import annotations
 
+import types
+from typing import TYPE_CHECKING
+
 from ..exc import Unsupported
 from .base import ConstantVariable, VariableTracker, is_constant_value
+
+if TYPE_CHECKING:
+    from .exception_objects import ExceptionObjectVariable
 
 
 def is_builtin_exception(cls) -> bool:
@@ -33,53 +39,52 @@ def is_args_only_exception(cls) -> bool:
     return True
 
 
-class ExceptionObjectVariable(VariableTracker):
-    """`cls(*args)` of a builtin exception class with constant arguments."""
-
-    def __init__(self, cls: type, args: list):
-        self.cls = cls
-        self.args = args
-
-    def python_type(self) -> type:
-        return self.cls
-
-    def var_getattr(self, tx, name: str) -> VariableTracker:
-        from .containers import TupleVariable
-
-        if name == "args":
-            return TupleVariable(list(self.args))
-        raise Unsupported(f"attribute {name!r} of a traced {self.cls.__name__}")
-
-    def reconstruct(self, cg) -> None:
-        cg.add_push_null(lambda: cg.load_const(self.cls))
-        for a in self.args:
-            a.reconstruct(cg)
-        cg.call(len(self.args))
-
-    def __repr__(self) -> str:
-        return f"ExceptionObjectVariable({self.cls.__name__})"
+def is_python_init_exception(cls) -> bool:
+    """A user exception class whose __init__ is a Python function and whose instances are
+    made by BaseException.__new__ (no class of its MRO defines __new__)."""
+    if not (isinstance(cls, type) and issubclass(cls, BaseException)) or issubclass(cls, OSError):
+        return False  # (OSError.__new__ may pick a subclass from the args)
+    init = None
+    for klass in cls.__mro__:
+        if klass.__module__ == "builtins":
+            break
+        if "__new__" in klass.__dict__:
+            return False
+        if init is None and "__init__" in klass.__dict__:
+            init = klass.__dict__["__init__"]
+    return isinstance(init, types.FunctionType)
 
 
 class ObservedException(Unsupported):
     """An exception the traced code raised, held as `exc` for a handler to catch."""
 
-    def __init__(self, exc: ExceptionObjectVariable, reason: str | None = None):
+    def __init__(self, exc: ExceptionObjectVariable, reason: str | None = None, fresh: bool = True):
         super().__init__(reason or f"{exc.cls.__name__} raised in traced code")
         self.exc = exc
         self.exc_type = exc.cls
+        # a new raise chains the exception being handled (a re-raise does not): done once,
+        # by the translator whose instruction raised it (see chain_to)
+        self.unchained = fresh
+
+    def chain_to(self, handled: VariableTracker | None) -> None:
+        if self.unchained:
+            self.unchained = False
+            self.exc.chain_context(handled)
 
 
 class TracedRaise(ObservedException):
     """An exception raised by a raise statement of the function `tx` traces."""
 
-    def __init__(self, tx, exc: ExceptionObjectVariable):
-        super().__init__(exc)
+    def __init__(self, tx, exc: ExceptionObjectVariable, fresh: bool = True):
+        super().__init__(exc, fresh=fresh)
         self.caller = tx.parent
 
 
 def observed(cls: type, *args, reason: str) -> Unsupported:
     """What an operation on constants that eager sees raise `cls(*args)` raises while
     tracing: catchable when its arguments are constants, else the plain graph break."""
+    from .exception_objects import ExceptionObjectVariable
+
     if not all(is_constant_value(a) for a in args):
         return Unsupported(reason)
     return ObservedException(
@@ -87,14 +92,27 @@ def observed(cls: type, *args, reason: str) -> Unsupported:
     )
 
 
-def raise_exception(tx, inst, exc: VariableTracker):
-    """RAISE_VARARGS 1: `raise exc` or `raise ExcClass`."""
-    if not isinstance(exc, ExceptionObjectVariable):
-        cls = _constant_class(exc)
-        if cls is None or not is_args_only_exception(cls):
-            raise Unsupported("raise statement in traced code")
-        exc = ExceptionObjectVariable(cls, [])  # `raise Cls` raises Cls()
+def raise_exception(tx, inst, exc: VariableTracker, cause: VariableTracker | None = None):
+    """RAISE_VARARGS 1: `raise exc` or `raise ExcClass`; 2: `raise exc from cause`."""
+    exc = _instance(exc)
+    if cause is not None:
+        exc.store_attr("__cause__", cause if _is_none(cause) else _instance(cause))
     raise TracedRaise(tx, exc)
+
+
+def _instance(exc: VariableTracker) -> ExceptionObjectVariable:
+    from .exception_objects import ExceptionObjectVariable
+
+    if isinstance(exc, ExceptionObjectVariable):
+        return exc
+    cls = _constant_class(exc)
+    if cls is None or not is_args_only_exception(cls):
+        raise Unsupported("raise statement in traced code")
+    return ExceptionObjectVariable(cls, [])  # `raise Cls` raises Cls()
+
+
+def _is_none(vt: VariableTracker) -> bool:
+    return vt.is_python_constant() and vt.as_python_constant() is None
 
 
 def _constant_class(vt: VariableTracker):
@@ -109,6 +127,7 @@ def _constant_class(vt: VariableTracker):
 def exception_matches(exc: VariableTracker, spec: VariableTracker) -> bool:
     """CHECK_EXC_MATCH: `isinstance(exc, spec)` for the classes (or tuple) of an except."""
     from .containers import TupleVariable
+    from .exception_objects import ExceptionObjectVariable
 
     specs = spec.items if isinstance(spec, TupleVariable) else [spec]
     classes = [_constant_class(s) for s in specs]

@@ -279,6 +279,21 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
     def get_globals(self):
         return self.f_globals
 
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        """The metadata decorators read (contextlib's `func.__doc__`, wraps' `__name__`):
+        what the function built from this code would have, as `_build` makes it."""
+        if name == "__name__":
+            return ConstantVariable(self.names.get(name, self.code.co_name))
+        if name == "__qualname__":
+            return ConstantVariable(self.names.get(name, self.qualname))
+        if name == "__module__" and type(self.f_globals.get("__name__")) is str:
+            return ConstantVariable(self.f_globals["__name__"])
+        if name == "__doc__":  # (co_consts[0] when it is a str, as the function's own rule)
+            return ConstantVariable(types.FunctionType(self.code, {}).__doc__)
+        if name == "__code__":
+            return ConstantVariable(self.code)
+        raise Unsupported(f"attribute {name!r} of {self}")
+
     def bind(self, tx, args, kwargs):
         bound = bind_arguments(self.code, self.defaults, self.kwdefaults, args, kwargs)
         cells = dict(zip(self.code.co_freevars, self.closure, strict=True))

@@ -622,6 +622,13 @@ class SuperVariable(VariableTracker):
                     from .user_classes import ObjectNewVariable
 
                     return ObjectNewVariable()
+                if name == "__init__" and isinstance(self.obj, UserDefinedObjectVariable):
+                    from . import exception_objects as eo
+
+                    if isinstance(self.obj, eo.ExceptionObjectVariable) and (
+                        eo.is_plain_exception_init(attr)
+                    ):
+                        return eo.ExceptionInit(self.obj)
                 if isinstance(attr, types.FunctionType):
                     return UserMethodVariable(attr, self.obj)
                 if is_dict_slot(attr) and not is_class and dict_base(obj_type) is not None:

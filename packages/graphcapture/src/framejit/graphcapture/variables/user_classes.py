@@ -29,7 +29,8 @@ from ..sources import AttrSource
 from .base import ConstantVariable, VariableTracker, fold
 from .containers import DictVariable, TupleVariable
 from .dict_objects import DICT_BASES, DictSlotMethod, dict_base, is_dict_slot, rebuild_dict_object
-from .exceptions import ExceptionObjectVariable, call_until, is_args_only_exception
+from .exception_objects import ExceptionObjectVariable
+from .exceptions import call_until, is_args_only_exception, is_python_init_exception
 from .functions import UserFunctionVariable
 from .objects import (
     _MISSING,
@@ -230,6 +231,15 @@ def construct(tx, cls_vt, args: list, kwargs: dict) -> VariableTracker:
         return _enum_member(cls, args, kwargs)
     if is_args_only_exception(cls) and not kwargs and all(a.is_python_constant() for a in args):
         return ExceptionObjectVariable(cls, list(args))
+    if is_python_init_exception(cls) and all(a.is_python_constant() for a in args):
+        # BaseException.__new__ keeps the positional args; the class's __init__ is traced
+        exc = ExceptionObjectVariable(cls, list(args), python_init=True)
+        init = _class_lookup(cls, "__init__")
+        source = _class_attr_source(cls_vt, cls, "__init__")
+        result = UserFunctionVariable(init, source).call_function(tx, [exc, *args], kwargs)
+        if not (result.is_python_constant() and result.as_python_constant() is None):
+            raise Unsupported("TypeError: __init__() should return None")
+        return exc
     if issubclass(cls, torch.autograd.Function) and not args and not kwargs:
         from .autograd_function import FunctionInstanceVariable
 
