@@ -132,3 +132,69 @@ def test_breaks_in_loops_count_as_torch(fn):
     # the looping frame runs eagerly (was a resume function per iteration, up to the cache limit)
     got, torch_counts = _counts(fn, torch.randn(4))
     assert got == torch_counts
+
+
+# ---------------------------------------------------------------- graph raising in a try
+LOG: list = []
+
+
+def _select_or_fallback(x, idx):
+    try:
+        y = torch.index_select(x, 0, idx) * 2  # out of range only at run time
+    except IndexError:
+        LOG.append("except")
+        y = x + 100
+    return y
+
+
+def _helper_with_try(x, idx):
+    try:
+        return torch.index_select(x, 0, idx) * 2
+    except IndexError:
+        LOG.append("inner")
+        return x - 100
+
+
+def _calls_helper_with_try(x, idx):
+    return _helper_with_try(x, idx) + 1
+
+
+def _break_in_try_after_raising_op(x, idx):
+    try:
+        y = torch.index_select(x, 0, idx) * 2
+        print("", end="")  # graph break
+        y = y + 1
+    except IndexError:
+        LOG.append("except")
+        y = x * 0
+    return y
+
+
+@pytest.mark.parametrize(
+    "fn", [_select_or_fallback, _calls_helper_with_try, _break_in_try_after_raising_op]
+)
+def test_graph_raising_at_run_time_reaches_the_frames_except(fn):
+    # was: the IndexError left the compiled frame, skipping its except (torch.compile too)
+    compiled = fj.compile(fn, backend="eager")
+    for idx in (torch.tensor([7]), torch.tensor([1]), torch.tensor([9])):
+        LOG.clear()
+        expected = fn(torch.ones(4), idx)
+        expected_log = list(LOG)
+        LOG.clear()
+        torch.testing.assert_close(compiled(torch.ones(4), idx), expected)
+        assert expected_log == LOG
+
+
+def _no_grad_select(x, idx):
+    y = x * 2
+    with torch.no_grad():
+        y = torch.index_select(y, 0, idx)
+    return y
+
+
+def test_graph_raising_inside_no_grad_restores_grad_mode():
+    # was: the graph's set_grad_enabled(False) stayed in force after the IndexError
+    x = torch.ones(4, requires_grad=True)
+    with pytest.raises(IndexError):
+        fj.compile(_no_grad_select, backend="eager")(x, torch.tensor([9]))
+    assert torch.is_grad_enabled()

@@ -27,10 +27,12 @@ def with_break(a, b):
 
 
 def loop_break(a, n):
+    # a break inside the loop would run the frame eagerly (as torch.compile): the loop
+    # follows the break, in the resume function
+    a = a + 1
+    print("graph break before a loop")
     for i in range(n):
-        a = a + i
-        print("graph break inside a loop")
-        a = a * 2
+        a = a * 2 + i
     return a
 
 

@@ -23,7 +23,7 @@ import torch
 from framejit.frameeval import bytecode as fbc
 from framejit.guards import compile_guards
 
-from . import dim_policy, events, global_names, opcodes, resume
+from . import dim_policy, events, global_names, opcodes, rerun, resume
 from .backends import backend_name
 from .codegen import PyCodegen, check_call_layout
 from .config import config
@@ -373,7 +373,30 @@ def _generate(code, f_globals, capture: _Capture, backend, record: CompileRecord
         raise SkipFrame(f"generated code would call wrongly: {problem}")
     body = fbc.body(fbc.decode(code))
     prefix = body.items[: body.prefix_end()]
-    return fbc.assemble([*prefix, *graph_call, *cg.insts], code, docstring=None), backend_time
+    protected = output.inlined_try or rerun.protected_trace(
+        tx.decoded, inst.index if inst is not None else None
+    )
+    if graph_call and protected and rerun.rerunnable(record.graphs[-1].graph_module):
+        # the graph raising inside a try/with of the traced code: drop the exception and
+        # run the original bytecode from its start, so its handlers see it (rerun.py)
+        original = fbc.body(fbc.decode(code))
+        handler = fbc.Label()
+        items = [
+            *prefix,
+            fbc.TryBegin(handler, 0),
+            *graph_call,
+            fbc.TryEnd(),
+            *cg.insts,
+            handler,
+            fbc.inst("POP_TOP"),
+            *original.items[original.prefix_end() :],
+        ]
+        try:
+            return fbc.assemble(items, code, docstring=None), backend_time
+        except Exception as e:  # without the fallback the frame still runs
+            log.debug("no original-bytecode fallback for %s: %s", code.co_name, e)
+    items = [*prefix, *graph_call, *cg.insts]
+    return fbc.assemble(items, code, docstring=None), backend_time
 
 
 def _nested_sources_after(cg: PyCodegen, start: int) -> list:
@@ -747,12 +770,29 @@ def _compile_graph(output: OutputGraph, needed: list[TensorVariable], backend):
         )
     _never_capture(compiled)
     source_code = getattr(compiled, "source_code", None)
+    if any(node.target is torch._C._set_grad_enabled for node in gm.graph.nodes):
+        compiled = _restoring_grad_mode(compiled, torch.is_grad_enabled())
     if source_code and logger("output_code").isEnabledFor(logging.DEBUG):
         logger("output_code").debug("OUTPUT CODE %s\n%s", name, source_code)
     global_names.install(output.f_globals, name, compiled)
     metadata = [InputMeta.of(v) for v in example_inputs]
     tensors = example_inputs if events.wants_example_tensors() else None
     return GraphRecord(name, gm, metadata, compiled, bname, tensors), inputs
+
+
+def _restoring_grad_mode(compiled, entry_mode: bool):
+    """A graph that switches grad mode (a no_grad block), raising half-way, would leave the
+    mode switched; the frame's entry mode is guarded, so it is the one to put back."""
+
+    def run_graph(*args):
+        try:
+            return compiled(*args)
+        except BaseException:
+            torch._C._set_grad_enabled(entry_mode)
+            raise
+
+    _never_capture(run_graph)
+    return run_graph
 
 
 def _never_capture(compiled) -> None:

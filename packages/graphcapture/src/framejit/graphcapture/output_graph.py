@@ -40,6 +40,7 @@ class OutputGraph:
     def __init__(self, f_globals: dict, dim_policy: DimPolicy | None = None):
         self.f_globals = f_globals
         self.fullgraph = False  # set by convert_frame: Tensor.item() is then captured
+        self.inlined_try = False  # an inlined function has try/with blocks (rerun.py)
         self.graph = torch.fx.Graph()
         self.shapes = ShapeTracker()
         self.dim_policy = dim_policy or DimPolicy()

@@ -472,6 +472,8 @@ class InstructionTranslatorBase:
         tracer = InliningTranslator(
             code, fn_vt.get_globals(), self.root.f_builtins, bound, cells, self.output, parent=self
         )
+        if tracer.decoded.exception_entries:
+            self.output.inlined_try = True
         if code.co_flags & (0x20 | 0x80 | 0x100 | 0x200):  # generator, coroutine, async gen
             if code.co_flags & 0x20 and not code.co_flags & (0x80 | 0x200):
                 return tracer.run_generator()
