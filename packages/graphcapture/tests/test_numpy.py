@@ -6,6 +6,7 @@ modelled."""
 from __future__ import annotations
 
 import copy
+import operator
 
 import numpy as np
 import pytest
@@ -13,6 +14,9 @@ import torch
 import torch._dynamo.testing
 
 from framejit import graphcapture as fj
+
+# eager numpy converting a tensor (Tensor.__array_wrap__'s old signature)
+pytestmark = pytest.mark.filterwarnings("ignore:__array_wrap__:DeprecationWarning")
 
 
 def _same(got, expected):
@@ -71,6 +75,11 @@ CASES = {
     "indexing": lambda x: (lambda a: (a[0], a[1, 2], a[:, 1:3], a[..., 0]))(x.numpy()),
     "tensor_args": lambda x: (np.ones_like(x, dtype=np.float64), np.full_like(x, 2.4)),
     "round_trip": lambda x: torch.from_numpy(np.asarray(np.sum(np.mean(x.numpy(), 1)))) + x,
+    "to_tensor": lambda x: (
+        torch.tensor(np.stack([np.ones([3, 4])]), dtype=torch.long) + x.long(),
+        torch.as_tensor(x.numpy(), dtype=torch.float64),
+        torch.tensor(x.numpy().sum()),
+    ),
     "python_builtins": lambda x: (lambda a: (isinstance(a, np.ndarray), len(a), [*a], a.sum() > 3))(
         x.numpy()
     ),
@@ -115,6 +124,42 @@ def test_views_and_copies_are_numpys(name):
     got = fj.compile(VIEWS[name], backend="eager", fullgraph=True)(x_compiled)
     _same(got, expected)
     torch.testing.assert_close(x_compiled, x_eager)
+
+
+@pytest.mark.parametrize(
+    "op", [operator.add, operator.mul, operator.truediv, operator.lt, operator.sub, operator.pow]
+)
+@pytest.mark.parametrize("left_numpy", [True, False])
+def test_operators_between_tensors_and_arrays_are_eagers(op, left_numpy):
+    # Tensor's operator reads an array as a tensor; numpy's converts the tensor (the probe
+    # tells which runs): the type and dtype of the result are eager's, in one frame
+    def fn(t1, t2):
+        return op(t1, t2)
+
+    a, b = torch.rand(5, dtype=torch.float64), torch.rand(5)
+    args = (a.numpy(), b) if left_numpy else (b, a.numpy())
+    try:
+        expected = fn(*copy.deepcopy(args))
+    except TypeError:  # ndarray + Tensor: numpy's concatenation refusal, also compiled
+        with pytest.raises(TypeError):
+            _frames(fn, args, fullgraph=False)
+        return
+    got, frames = _frames(fn, args, fullgraph=False)
+    _same(got, expected)
+    assert frames == 1
+
+
+def test_numpy_frames_break_and_resume_with_arrays():
+    def fn(x, n):
+        a = x.numpy() ** 2
+        b = a.real
+        print("graph break")  # the arrays live across the break, as real ndarrays
+        return np.multiply(b, 2.0) + n.size + np.issubdtype(type(n.size), np.integer)
+
+    args = (torch.randn(3), np.arange(4))
+    got, frames = _frames(fn, args, fullgraph=False)
+    _same(got, fn(*args))
+    assert frames == 2
 
 
 def test_ndarray_argument_is_written_in_place_and_guarded_on_layout():

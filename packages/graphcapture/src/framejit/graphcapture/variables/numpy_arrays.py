@@ -600,7 +600,13 @@ def tensor_numpy(tx, tensor: TensorVariable, args: list, kwargs: dict) -> Variab
 def from_numpy(tx, fn, args: list, kwargs: dict) -> VariableTracker:
     """torch.from_numpy / torch.as_tensor / torch.tensor of a traced ndarray."""
     array = args[0] if args else None
-    if not isinstance(array, NdarrayVariable) or len(args) != 1 or kwargs:
+    dtype = kwargs.get("dtype")
+    if (
+        not isinstance(array, NdarrayVariable)
+        or len(args) != 1
+        or set(kwargs) - {"dtype"}
+        or (dtype is not None and fn is torch.from_numpy)
+    ):
         raise Unsupported(f"torch.{getattr(fn, '__name__', fn)} with a numpy array argument")
     if array.scalar and fn is torch.from_numpy:
         raise Unsupported("torch.from_numpy of a numpy scalar (eager raises TypeError)")
@@ -610,14 +616,48 @@ def from_numpy(tx, fn, args: list, kwargs: dict) -> VariableTracker:
     with tx.output.fake_mode:
         fake = getattr(array.example, method)()
     node = tx.output.create_node("call_method", method, (array.node,), {}, fake)
-    return TensorVariable(node, fake)
+    result = TensorVariable(node, fake)
+    if dtype is not None:  # torch.tensor(arr, dtype=torch.long): the copy, cast
+        result = tx.output.call_op("call_method", "to", [result], {"dtype": dtype})
+    return result
 
 
 def binary_op(tx, op, a: VariableTracker, b: VariableTracker) -> VariableTracker:
     if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
-        raise Unsupported(f"{op.__name__} between a numpy array and a torch tensor")
+        return _mixed_binary_op(tx, op, a, b)
     target = numpy_target("function", op.__name__, op)
     return numpy_call(tx, target, op, [a, b], {})
+
+
+def _mixed_binary_op(tx, op, a: VariableTracker, b: VariableTracker) -> VariableTracker:
+    """A torch tensor and a numpy array: eager decides by the operand types (Tensor's
+    operator reads the array as a tensor; numpy's converts the tensor), which the probe
+    on stand-ins tells; a numpy scalar enters torch as a number (its value): a break."""
+    np = _np()
+    if any(isinstance(v, NdarrayVariable) and v.scalar for v in (a, b)):
+        raise Unsupported(f"{op.__name__} of a torch tensor and a numpy scalar")
+    stand = [
+        v.standin() if isinstance(v, NdarrayVariable) else torch.from_numpy(_standin(v.example))
+        for v in (a, b)
+    ]
+    with warnings.catch_warnings(), np.errstate(all="ignore"):
+        warnings.simplefilter("ignore")
+        try:
+            expected = op(*stand)
+        except Exception as e:
+            raise Unsupported(f"{op.__name__} of a tensor and an array: {type(e).__name__}") from e
+    if not isinstance(expected, torch.Tensor):
+        return numpy_call(tx, numpy_target("function", op.__name__, op), op, [a, b], {})
+    operands = [
+        TensorVariable(v.node, v.example) if isinstance(v, NdarrayVariable) else v for v in (a, b)
+    ]
+    result = tx.output.call_op("call_function", op, operands, {})
+    if not isinstance(result, TensorVariable) or (result.example.dtype, result.example.shape) != (
+        expected.dtype,
+        expected.shape,
+    ):
+        raise Unsupported(f"{op.__name__} of a tensor and an array: not torch's result")
+    return result
 
 
 def unary_op(tx, op, a: NdarrayVariable) -> VariableTracker:
