@@ -378,3 +378,29 @@ def test_double_star_with_a_key_given_twice_raises_eager_s_error():
 
     with pytest.raises(TypeError, match="multiple values"):
         fj.compile(fn, backend="eager")(torch.ones(2))
+
+
+def test_f_string_of_containers_of_constants():
+    def fn(x):
+        s = set("abcdef")
+        s.discard("c")
+        f, lst, d = frozenset([1, 2]), [1, "a", (2,)], {"a": [1, 2], 3: None}
+        return x + 1, f"{s} != {f} {set()} {lst!r} {d} {(1,)} {frozenset()}"
+
+    _check(fn, torch.ones(1))
+
+
+def test_set_dunder_methods_called_on_the_type():
+    def fn(x):
+        p, q, r = set("abc"), set("bef"), set("ab")
+        ops = [set.__and__(p, q), set.__or__(p, q), set.__xor__(p, q), set.__sub__(p, q)]
+        cmps = [set.__gt__(p, r), set.__le__(r, p), set.__eq__(p, p), set.__ne__(p, q)]
+        return x + 1, ops, cmps, frozenset.__or__(frozenset(p), q)
+
+    _check(fn, torch.ones(1))
+
+    def not_a_set(x):  # (torch.compile raises here; Python gives NotImplemented)
+        return x + 1, set.__and__({1}, 1)
+
+    got = fj.compile(not_a_set, backend="eager", fullgraph=True)(torch.ones(1))
+    assert got[1] is NotImplemented

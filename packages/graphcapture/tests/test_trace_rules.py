@@ -186,6 +186,26 @@ def test_is_compiling_spellings_true_while_tracing():
     torch.testing.assert_close(fj.compile(f, fullgraph=True)(torch.zeros(2)), torch.ones(2))
 
 
+def test_testcase_assertions_called_from_a_traced_frame_are_inlined():
+    # unittest.case is inlined (torch traces it under enable_trace_unittest); the runner's
+    # own frames stay uncaptured (the "unittest" rule)
+    import unittest
+
+    case = unittest.TestCase()
+
+    def fn(x, s):
+        case.assertTrue(len(s) == 2)
+        case.assertIn("a", s)
+        case.assertIsInstance(s, set)
+        case.assertFalse("z" in s)
+        return x + 1
+
+    compiled = fj.compile(fn, backend="eager", fullgraph=True)
+    torch.testing.assert_close(compiled(torch.ones(2), {"a", "b"}), torch.ones(2) + 1)
+    with pytest.raises(AssertionError):  # (its message is built by unittest.util: a break)
+        fj.compile(fn, backend="eager")(torch.ones(2), {"a", "z"})
+
+
 tinypkg = pytest.importorskip(
     "framejit_tinypkg",
     reason="the graphcapture nox session pip-installs tests/fixtures/tinypkg",

@@ -49,7 +49,7 @@ from .variables.builtins import (
     identity_compare,
     unary_op,
 )
-from .variables.containers import mapping_items
+from .variables.containers import contents_repr, mapping_items
 from .variables.exception_objects import ExceptionObjectVariable
 from .variables.exceptions import ObservedException, TracedRaise, exception_matches
 from .variables.functions import MethodRef
@@ -607,9 +607,10 @@ class InstructionTranslatorBase:
     def FORMAT_VALUE(self, inst):
         spec = self.pop().as_python_constant() if inst.arg & 0x04 else ""
         value = self.pop()
-        if not value.is_python_constant():
-            raise Unsupported(f"f-string of {value}")
         conv = inst.arg & 0x03
+        if not value.is_python_constant():
+            self.push(ConstantVariable(_format_contents(value, conv, spec)))
+            return
         raw = value.as_python_constant()
         raw = {0: raw, 1: str(raw), 2: repr(raw), 3: ascii(raw)}[conv]
         self.push(ConstantVariable(fold(format, raw, spec)))
@@ -617,14 +618,16 @@ class InstructionTranslatorBase:
     def CONVERT_VALUE(self, inst):
         value = self.pop()
         if not value.is_python_constant():
-            raise Unsupported(f"f-string of {value}")
+            self.push(ConstantVariable(_format_contents(value, inst.arg, "")))
+            return
         convert = {1: str, 2: repr, 3: ascii}[inst.arg]
         self.push(ConstantVariable(fold(convert, value.as_python_constant())))
 
     def FORMAT_SIMPLE(self, inst):
         value = self.pop()
         if not value.is_python_constant():
-            raise Unsupported(f"f-string of {value}")
+            self.push(ConstantVariable(_format_contents(value, 0, "")))
+            return
         self.push(ConstantVariable(fold(format, value.as_python_constant(), "")))
 
     def FORMAT_WITH_SPEC(self, inst):
@@ -861,6 +864,15 @@ def _is_contextmanager_init(tracer) -> bool:
     """Whether `tracer` is contextlib's `_GeneratorContextManager.__init__` (self.gen = ...)."""
     init = getattr(contextlib._GeneratorContextManagerBase, "__init__", None)
     return tracer is not None and tracer.code is getattr(init, "__code__", None)
+
+
+def _format_contents(value, conv: int, spec: str) -> str:
+    """str()/repr()/format(x, "") of a container of constants: its repr as it is now
+    (the three agree for list, tuple, dict and set)."""
+    text = contents_repr(value) if conv in (0, 1, 2) and spec == "" else None
+    if text is None:
+        raise Unsupported(f"f-string of {value}")
+    return text
 
 
 class InliningTranslator(InstructionTranslatorBase):

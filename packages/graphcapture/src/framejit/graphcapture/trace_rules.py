@@ -52,6 +52,7 @@ RULES: tuple[Rule, ...] = (
     Rule("weakref", False, False, "weak references hold real objects"),
     Rule("_weakrefset", False, False, "weak references hold real objects"),
     Rule("unittest", False, False, "test runner"),
+    Rule("unittest.case", False, True, "TestCase assertions called from traced code"),
     Rule("doctest", False, False, "test runner"),
     Rule("pdb", False, False, "debugger"),
     Rule("bdb", False, False, "debugger"),

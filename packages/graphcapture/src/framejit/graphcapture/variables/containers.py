@@ -525,6 +525,37 @@ def mapping_items(tx, other: VariableTracker) -> dict | None:
     return {key_of(k): other.call_method(tx, "__getitem__", [k], {}) for k in keys}
 
 
+def contents_repr(vt: VariableTracker) -> str | None:
+    """repr() of a list, tuple, dict or set as it is now, when everything in it is a
+    constant (an f-string of one: `f"{s} != {t}"`), spelled as Python spells it (a set
+    in its iteration order); None otherwise."""
+    from .sets import SetVariable
+
+    if vt.is_python_constant():
+        return repr(vt.as_python_constant())
+    if isinstance(vt, SetVariable):
+        parts = [contents_repr(m) for m in vt.ordered()]
+        if None in parts:
+            return None
+        body = "{" + ", ".join(parts) + "}" if parts else ""
+        if vt.frozen:
+            return f"frozenset({body})"
+        return body or "set()"
+    if type(vt) in (ListVariable, TupleVariable) and getattr(vt, "namedtuple_cls", None) is None:
+        parts = [contents_repr(i) for i in vt.items]
+        if None in parts:
+            return None
+        if type(vt) is ListVariable:
+            return "[" + ", ".join(parts) + "]"
+        return "(" + ", ".join(parts) + ("," if len(parts) == 1 else "") + ")"
+    if type(vt) is DictVariable and vt.user_cls is dict:
+        pairs = [(contents_repr(tracker_of_key(k)), contents_repr(v)) for k, v in vt.items.items()]
+        if any(None in pair for pair in pairs):
+            return None
+        return "{" + ", ".join(f"{k}: {v}" for k, v in pairs) + "}"
+    return None
+
+
 class DictViewVariable(VariableTracker):
     """d.keys() / d.values() / d.items(): a live view, read through to the dict's current
     contents (a later `d[k] = v` shows in it, as in Python)."""

@@ -242,6 +242,12 @@ class SetVariable(VariableTracker):
     def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
         if kwargs:
             raise Unsupported(f"set.{name} with keyword arguments")
+        dunder = _DUNDER_OPS.get(name)
+        if dunder is not None and len(args) == 1:
+            # set.__and__(p, q): the operator, or NotImplemented for a non-set operand
+            if not isinstance(args[0], SetVariable):
+                return ConstantVariable(NotImplemented)
+            return set_binary_op(tx, dunder, self, args[0])
         handler = _METHODS.get(name)
         if handler is None:
             raise Unsupported(f"set.{name}")
@@ -388,6 +394,11 @@ _IN_PLACE = {
     operator.isub: "difference_update",
     operator.ixor: "symmetric_difference_update",
 }
+_DUNDER_OPS = {
+    f"__{op.__name__.strip('_')}__": op
+    for op in (operator.and_, operator.or_, operator.xor, operator.sub, operator.eq,
+               operator.ne, operator.lt, operator.le, operator.gt, operator.ge)
+}  # fmt: skip
 _COMPARE = {operator.eq, operator.ne, operator.le, operator.lt, operator.ge, operator.gt}
 
 
