@@ -202,3 +202,32 @@ def test_heads_with_labels_match_torch_compile(name):
         assert (p.grad is None) == (q.grad is None), pname
         if p.grad is not None:
             torch.testing.assert_close(p.grad, q.grad, msg=pname)
+
+
+def test_output_attentions_and_hidden_states_match_torch_compile():
+    """Default LLaMA config with output_attentions and output_hidden_states: the first call
+    installs transformers' output-capturing hooks, and every sdpa attention layer calls
+    `logger.warning_once` (a logging call made after the graph, not a graph break).
+    Graphs no more than torch.compile's; values, attentions and hidden states equal."""
+    import torch._dynamo
+
+    model, inputs = hf_tiny.make("llama-causal-lm")
+    inputs = {**inputs, "output_attentions": True, "output_hidden_states": True}
+    model.eval()
+    reference, ours = Counting(), Counting()
+    torch._dynamo.reset()
+    try:
+        with torch.no_grad():
+            torch.compile(copy.deepcopy(model), backend=reference)(**inputs)
+    finally:
+        torch._dynamo.reset()
+    twin = copy.deepcopy(model)
+    compiled = fj.compile(model, backend=ours)
+    with torch.no_grad():
+        for _ in range(2):
+            got, expected = compiled(**inputs), twin(**inputs)
+            # sdpa returns no weights: attentions is () in eager too
+            assert len(got.attentions) == len(expected.attentions)
+            assert len(got.hidden_states) == 3
+            _assert_outputs_close(got, expected)
+    assert len(ours.graphs) <= len(reference.graphs)

@@ -2,7 +2,8 @@
 
 Tracing never mutates real objects: list/dict changes, attribute stores, global stores
 and stores to the compiled frame's free variables (`nonlocal`) are recorded here, seen by
-later reads in the same trace, and replayed right after the compiled graph runs (before
+later reads in the same trace, and replayed (with logging calls of constant arguments,
+`record_call`) right after the compiled graph runs (before
 any graph-break instruction), in program order; free-variable stores come last, all
 values first, so that every replayed value is the one the trace computed.
 """
@@ -78,6 +79,12 @@ class SideEffects:
     def pending_global(self, name: str) -> VariableTracker | None:
         return self._globals.get(name)
 
+    def record_call(self, target: VariableTracker, method: str, args: tuple) -> None:
+        """`target.method(*args)` with constant args, made when the replay runs (a logging
+        call: variables/logging_models.py); `target` has a source."""
+        self.writes += 1
+        self._order.append(("call", (target, method, args)))
+
     def store_cell(self, name: str, value: VariableTracker) -> None:
         """`name` is a free variable of the compiled frame (a cell of its closure)."""
         self.writes += 1
@@ -97,6 +104,8 @@ class SideEffects:
                 out.append(value)
                 if obj.source is None:
                     out.append(obj)
+            elif kind == "call":
+                continue  # constants on a sourced target
             else:
                 out.append(self._globals[key])
         out.extend(self._cells.values())
@@ -107,6 +116,9 @@ class SideEffects:
         # (D['seen'], obj.attr) must be loaded before the replay clears or rebinds it.
         temps = []
         for i, (kind, key) in enumerate(self._order):
+            if kind == "call":
+                temps.append(None)
+                continue
             if kind == "container":
                 _build_contents(cg, key)
             elif kind == "attr":
@@ -116,7 +128,9 @@ class SideEffects:
             temps.append(f"___replay_{i}")
             cg.emit("STORE_FAST", temps[-1])
         for (kind, key), temp in zip(self._order, temps, strict=True):
-            if kind == "container":
+            if kind == "call":
+                _replay_call(cg, *key)
+            elif kind == "container":
                 _apply_contents(cg, key, temp)
             elif kind == "attr":
                 obj, _, how = self._attrs[key]
@@ -160,6 +174,17 @@ _REPLAY_STORE = {
     "object": _replay_object_setattr,
     "dict": _replay_dict_store,
 }
+
+
+def _replay_call(cg: PyCodegen, target, method: str, args: tuple) -> None:
+    from .variables.logging_models import replay_log_call
+
+    cg.add_push_null(lambda: cg.load_const(replay_log_call))
+    cg.load_source(target.source)
+    cg.load_const(method)
+    cg.load_const(args)
+    cg.call(3)
+    cg.emit("POP_TOP")
 
 
 def _load_target(cg: PyCodegen, obj) -> None:

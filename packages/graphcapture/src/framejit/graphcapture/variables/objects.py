@@ -459,6 +459,11 @@ class UserDefinedObjectVariable(GetAttrMixin, ConcreteValueVariable):
         raise Unsupported(f"a {type(self.value).__name__} object is not a constant")
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
+        from .logging_models import logging_method
+
+        deferred = logging_method(tx, self, name)
+        if deferred is not None:
+            return deferred
         return self._lookup(tx, name)
 
     # the class's Python dunders, inlined (user_classes.py)
