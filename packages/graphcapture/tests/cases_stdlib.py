@@ -454,3 +454,23 @@ def deepcopy_of_a_global_config_tree(x):
 def id_of_global_containers_as_keys(x):
     memo = {id(_DEFAULTS): True, id(_SHARED): 1}
     return x + (id(_DEFAULTS) in memo) + memo[id(_SHARED)] + (id(_TREE) in memo)
+
+
+_T = typing.TypeVar("_T")
+
+
+class _Hinted:
+    pass
+
+
+@case(t(4))
+def builtin_generics_and_unions_in_annotations(x):
+    # annotations are evaluated when the def runs: list[C], C | None, Callable[[T], T]
+    def inner(y: list[_Hinted], z: torch.Tensor | None, w: None | list[int]) -> torch.Tensor:  # noqa: RUF036
+        return y
+
+    def apply(c: typing.Callable[[_T], _T], y: _T) -> _T:
+        return c(y)
+
+    inner([], None, None)
+    return apply(torch.sin, x) + 1

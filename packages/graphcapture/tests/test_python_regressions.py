@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import threading
 import typing
 
 import torch
@@ -171,3 +172,67 @@ def test_named_tuple_input_with_its_own_getitem():
         assert type(got[1]) is _Rows
         torch.testing.assert_close(tuple(got[1]), tuple(expected[1]))
         torch.testing.assert_close(got[2], expected[2])
+
+
+def _struct_sequences(x, y):
+    r = torch.return_types.max((x, y))
+    return r, r.values + 1, tuple(torch.return_types.qr((2 * x, y - 1)))
+
+
+def _function_attributes(t):
+    def wrapper():
+        return t
+
+    wrapper.__wrapped__ = _struct_sequences
+    wrapper.tag = t + 1
+    return wrapper, wrapper.tag * 2
+
+
+def _thread_local_store(x, local):
+    local.x = x
+    return x + 1
+
+
+def test_struct_sequences_function_attributes_and_thread_locals_in_one_graph():
+    # each was a graph break: constructing a torch.return_types object, a store to a
+    # function made in the frame, a store to a threading.local
+    counter = fj.testing.CompileCounter()
+    x, y = torch.randn(3, 2), torch.randn(2, 4)
+    r, plus, qr = fj.compile(_struct_sequences, backend=counter, fullgraph=True)(x, y)
+    assert type(r) is torch.return_types.max and r.values is x
+    torch.testing.assert_close(plus, x + 1)
+    assert type(qr) is tuple and qr[0] is not None
+    wrapper, doubled = fj.compile(_function_attributes, backend=counter, fullgraph=True)(x)
+    assert wrapper.__wrapped__ is _struct_sequences and wrapper() is x
+    torch.testing.assert_close(wrapper.tag, x + 1)
+    torch.testing.assert_close(doubled, (x + 1) * 2)
+    local = threading.local()
+    fj.compile(_thread_local_store, backend=counter, fullgraph=True)(x, local)
+    assert local.x is x
+    assert counter.frame_count == 3
+
+
+_LINEAR = torch.nn.Linear(2, 1)
+
+
+def _reads_grads(a):
+    made = torch.ones(2, 2)
+    outs = [made.grad]
+    for p in _LINEAR.parameters():
+        outs.append(None if p.grad is None else p.grad * 2)
+    return outs, a.grad
+
+
+def test_tensor_grad_is_read_where_it_is():
+    # was a graph break ("Tensor.grad is not traced"); a backward between calls recompiles
+    counter = fj.testing.CompileCounter()
+    compiled = fj.compile(_reads_grads, backend=counter, fullgraph=True)
+    a = torch.ones(2, 2, requires_grad=True)
+    assert compiled(a) == ([None, None, None], None)
+    for _ in range(2):
+        _LINEAR(a).sum().backward()
+        (made, weight, bias), grad = compiled(a)
+        assert made is None and grad is a.grad
+        torch.testing.assert_close(weight, _LINEAR.weight.grad * 2)
+        torch.testing.assert_close(bias, _LINEAR.bias.grad * 2)
+    assert counter.frame_count == 2

@@ -14,6 +14,7 @@ import contextlib
 import importlib.util
 import operator
 import sys
+import threading
 import types
 from typing import Any
 
@@ -67,7 +68,9 @@ from .variables.sets import SetVariable, key_of
 from .variables.tensor import is_instance_attr_of_tensor
 
 # __setattr__ slots that are object's generic store (BaseException's is its own slot)
-_GENERIC_SETATTR = (object.__setattr__, BaseException.__setattr__)
+# C __setattr__s that store as object.__setattr__ does (threading.local's: into the
+# calling thread's dict, where the replay runs)
+_GENERIC_SETATTR = (object.__setattr__, BaseException.__setattr__, threading.local.__setattr__)
 
 
 def _handler_table(cls) -> dict[str, Any]:
@@ -359,13 +362,8 @@ class InstructionTranslatorBase:
             # graph output it is, and read back by the trace
             self.output.side_effects.store_attr(obj, name, value)
             return
-        if (
-            isinstance(obj, NestedUserFunctionVariable)
-            and name in ("__name__", "__qualname__")
-            and value.is_python_constant()
-            and type(value.as_python_constant()) is str
-        ):
-            obj.names[name] = value.as_python_constant()  # set again when it is rebuilt
+        if isinstance(obj, NestedUserFunctionVariable):
+            obj.store_attr(name, value)
             return
         raise Unsupported(f"attribute store on {obj}")
 

@@ -77,6 +77,8 @@ def wrap_constant_or_unsupported(value: Any) -> VariableTracker:
         return TupleVariable(items) if type(value) is tuple else ListVariable(items)
     if type(value) is dict:
         return DictVariable({k: wrap_constant_or_unsupported(v) for k, v in value.items()})
+    if is_typing_form(value):  # `list[C]`, `C | None`: an immutable hint of constants
+        return TypingFormVariable(value, None)
     raise Unsupported(f"value of type {type(value).__name__} from a constant operation")
 
 

@@ -269,6 +269,7 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
         self.closure = closure or []
         self.qualname = qualname
         self.names: dict[str, str] = {}  # __name__/__qualname__ stored by the traced code
+        self.attrs: dict[str, VariableTracker] = {}  # other attributes it stored (__dict__)
 
     def python_type(self) -> type:
         return types.FunctionType
@@ -299,12 +300,44 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
         cells = dict(zip(self.code.co_freevars, self.closure, strict=True))
         return bound, cells
 
+    def store_attr(self, name: str, value: VariableTracker) -> None:
+        """`fn.<name> = value` in the trace (`w.__wrapped__ = f`): kept, and set on the
+        function when it is rebuilt; what makes the function run stays fixed."""
+        if name in _BEHAVIOUR_ATTRS:
+            raise Unsupported(f"store to {name} of a function made in the trace")
+        if name in ("__name__", "__qualname__"):
+            if not (value.is_python_constant() and type(value.as_python_constant()) is str):
+                raise Unsupported(f"{name} set to a non-str")
+            self.names[name] = value.as_python_constant()  # set again when it is rebuilt
+            return
+        self.attrs[name] = value
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        if name in self.attrs:
+            return self.attrs[name]
+        if name in ("__name__", "__qualname__"):
+            default = self.code.co_name if name == "__name__" else self.qualname
+            return ConstantVariable(self.names.get(name, default))
+        return super().var_getattr(tx, name)
+
     def reconstruct(self, cg) -> None:
         """The function, made again after the graph: its defaults as traced, its closure
         from the cells it closes over (reconstruct_cell), built once per generated code."""
         cg.reconstruct_once(self, self._build)
 
     def _build(self, cg) -> None:
+        if self.attrs:
+            cg.add_push_null(lambda: cg.load_const(_with_attrs))
+            self._build_function(cg)
+            for name, value in self.attrs.items():
+                cg.load_const(name)
+                value.reconstruct(cg)
+            cg.build_map(len(self.attrs))
+            cg.call(2)
+            return
+        self._build_function(cg)
+
+    def _build_function(self, cg) -> None:
         if not (self.closure or self.defaults or self.kwdefaults or self.names):
             cg.add_push_null(lambda: cg.load_const(types.FunctionType))
             cg.load_const(self.code)
@@ -330,6 +363,17 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
 
     def __repr__(self) -> str:
         return f"NestedUserFunctionVariable({self.qualname})"
+
+
+# what a traced function's calls depend on: a store to one is not modelled
+_BEHAVIOUR_ATTRS = frozenset(
+    {"__code__", "__defaults__", "__kwdefaults__", "__closure__", "__globals__", "__dict__"}
+)
+
+
+def _with_attrs(fn, attrs: dict):
+    fn.__dict__.update(attrs)
+    return fn
 
 
 def make_function(code, f_globals, defaults, kwdefaults, closure, qualname, name):

@@ -118,6 +118,23 @@ class TensorVariable(VariableTracker):
             for i in range(length)
         ]
 
+    def _grad(self, tx) -> VariableTracker:
+        """`t.grad`: None for a tensor the graph made that needs no grad (it is a leaf,
+        nothing accumulates into it in the trace); an input's `.grad` read where it is,
+        as a graph input or None, guarded (backward between calls changes it)."""
+        from ..sources import AttrSource
+        from .builder import wrap
+
+        if self.source is None:
+            if self.example.requires_grad:  # eager warns for a non-leaf
+                raise Unsupported("Tensor.grad of a tensor the graph made that requires grad")
+            return ConstantVariable(None)
+        try:
+            real = self.source.get(tx.root.f_locals, tx.root.f_globals)
+        except Exception:  # the trace cannot read it where it is
+            raise Unsupported("Tensor.grad of an input not read through its source") from None
+        return wrap(tx, real.grad, AttrSource(self.source, "grad"))
+
     def var_getattr(self, tx, name: str) -> VariableTracker:
         stored = tx.output.side_effects.pending_attr(self, name)
         if stored is not None:
@@ -130,7 +147,9 @@ class TensorVariable(VariableTracker):
             from .objects import UserDefinedClassVariable
 
             return UserDefinedClassVariable(self.python_type())
-        if name in ("grad", "grad_fn", "_base", "_version"):
+        if name == "grad":
+            return self._grad(tx)
+        if name in ("grad_fn", "_base", "_version"):
             raise Unsupported(f"Tensor.{name} is not traced")
         if name in self.own_attrs:
             if self.source is None:

@@ -16,16 +16,33 @@ from typing import Any
 from ..exc import Unsupported
 from .base import ConcreteValueVariable, VariableTracker, fold
 
+# the builtin hint objects: `list[int]`, `int | None` (immutable, as typing's forms)
+_BUILTIN_HINTS = (types.GenericAlias, types.UnionType)
+
 
 def is_typing_form(value: Any) -> bool:
+    if type(value) in _BUILTIN_HINTS:
+        return True
     return type(value).__module__ == "typing" and not isinstance(value, type)
+
+
+def _hint_argument(vt: VariableTracker):
+    """A subscript argument as the form receives it; `Callable[[T], T]`'s argument list is
+    a list built in the frame, which the form copies (never a constant tracker)."""
+    from .containers import ListVariable, TupleVariable
+
+    if type(vt) is ListVariable:
+        return [_hint_argument(item) for item in vt.items]
+    if type(vt) is TupleVariable and vt.namedtuple_cls is None:
+        return tuple(_hint_argument(item) for item in vt.items)
+    return vt.as_python_constant()
 
 
 class TypingFormVariable(ConcreteValueVariable):
     """A typing special form or an alias made from one (`List[int]`)."""
 
     def getitem(self, tx, index: VariableTracker) -> VariableTracker:
-        return TypingFormVariable(fold(operator.getitem, self.value, index.as_python_constant()))
+        return TypingFormVariable(fold(operator.getitem, self.value, _hint_argument(index)))
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
         # forms and aliases are immutable and identity-guarded: `Optional[int].__origin__`

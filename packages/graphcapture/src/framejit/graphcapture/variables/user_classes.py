@@ -45,6 +45,17 @@ def is_namedtuple_class(cls) -> bool:
     return isinstance(cls, type) and issubclass(cls, tuple) and hasattr(cls, "_fields")
 
 
+def _is_structseq(cls) -> bool:
+    """A C struct sequence (torch.return_types.*, os.stat_result): a tuple with named
+    fields, made from one sequence."""
+    return (
+        isinstance(cls, type)
+        and issubclass(cls, tuple)
+        and cls.__base__ is tuple
+        and isinstance(getattr(cls, "n_sequence_fields", None), int)
+    )
+
+
 def _namedtuple(tx, cls, args, kwargs) -> VariableTracker:
     from .builder import wrap
 
@@ -227,6 +238,11 @@ def construct(tx, cls_vt, args: list, kwargs: dict) -> VariableTracker:
         return ConstantVariable(fold(make, *[a.as_python_constant() for a in args]))
     if is_namedtuple_class(cls) and "__new__" not in _own_overrides(cls):
         return _namedtuple(tx, cls, args, kwargs)
+    if _is_structseq(cls) and len(args) == 1 and not kwargs:
+        items = args[0].unpack(tx)  # torch.return_types.max((values, indices))
+        if len(items) != cls.n_sequence_fields or cls.n_fields != cls.n_sequence_fields:
+            raise Unsupported(f"{cls.__name__}() of {len(items)} items")
+        return TupleVariable(items, namedtuple_cls=cls)
     if isinstance(cls, enum.EnumMeta):
         return _enum_member(cls, args, kwargs)
     if is_args_only_exception(cls) and not kwargs and all(a.is_python_constant() for a in args):
