@@ -282,7 +282,10 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
         """The metadata decorators read (contextlib's `func.__doc__`, wraps' `__name__`):
-        what the function built from this code would have, as `_build` makes it."""
+        what the function built from this code would have, as `_build` makes it; an
+        attribute the trace stored on it."""
+        if name in self.attrs:
+            return self.attrs[name]
         if name == "__name__":
             return ConstantVariable(self.names.get(name, self.code.co_name))
         if name == "__qualname__":
@@ -311,14 +314,6 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
             self.names[name] = value.as_python_constant()  # set again when it is rebuilt
             return
         self.attrs[name] = value
-
-    def var_getattr(self, tx, name: str) -> VariableTracker:
-        if name in self.attrs:
-            return self.attrs[name]
-        if name in ("__name__", "__qualname__"):
-            default = self.code.co_name if name == "__name__" else self.qualname
-            return ConstantVariable(self.names.get(name, default))
-        return super().var_getattr(tx, name)
 
     def reconstruct(self, cg) -> None:
         """The function, made again after the graph: its defaults as traced, its closure
