@@ -678,8 +678,8 @@ def wrap_ndarray(tx, value, source) -> VariableTracker:
         raise Unsupported("a read-only numpy array, or one with negative strides")
     try:
         tensor = torch.from_numpy(value)
-    except TypeError as e:
-        raise Unsupported(f"numpy array of dtype {value.dtype} (torch has none)") from e
+    except (TypeError, ValueError, RuntimeError) as e:  # its dtype, byte order, strides
+        raise Unsupported(f"numpy array torch cannot view: {e}") from e
 
     def guard(src, kind, expected):
         tx.output.add_guard(src, kind, expected, origin=tx.origin())
