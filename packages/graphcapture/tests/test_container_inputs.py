@@ -404,3 +404,31 @@ def test_set_dunder_methods_called_on_the_type():
 
     got = fj.compile(not_a_set, backend="eager", fullgraph=True)(torch.ones(1))
     assert got[1] is NotImplemented
+
+
+class _CustomSet(set):
+    pass
+
+
+class _CustomFrozenset(frozenset):
+    pass
+
+
+def test_bare_set_subclasses_keep_their_type():
+    def fn(x):
+        p, q, f, g = _CustomSet("abc"), _CustomSet("bef"), _CustomFrozenset("ab"), frozenset("ab")
+        p.add("z")
+        _CustomSet.add(p, "y")
+        facts = (
+            type(p) is _CustomSet,
+            isinstance(p, set),
+            type(p - q) is set,  # set operations give the base type
+            p == {"a", "b", "c", "z", "y"},
+            type(f.copy()) is frozenset,
+            g.copy() is g,  # a frozenset's copy is itself
+            type(f) is _CustomFrozenset,
+        )
+        return x + len(p), facts, p, f
+
+    got = _check(fn, torch.ones(1))
+    assert type(got[2]) is _CustomSet and type(got[3]) is _CustomFrozenset

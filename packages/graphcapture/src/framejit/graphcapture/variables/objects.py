@@ -550,6 +550,11 @@ class UserDefinedClassVariable(ConcreteValueVariable):
             if isinstance(attr, classmethod):
                 return UserMethodVariable(attr.__func__, self)
             return wrap(tx, attr.__func__, None)
+        if getattr(attr, "__objclass__", None) in (set, frozenset) and callable(attr):
+            # CustomSet.add(s, x): set's own method, called with the object first
+            from .builtins import BuiltinVariable
+
+            return BuiltinVariable(attr.__objclass__).var_getattr(tx, name)
         source = AttrSource(self.source, name) if self.source is not None else None
         return wrap(tx, attr, source)
 

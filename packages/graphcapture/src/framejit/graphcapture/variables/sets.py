@@ -120,6 +120,7 @@ def _hashable_mutable(vt) -> bool:
 
 class SetVariable(VariableTracker):
     mutable = True
+    user_cls = None  # a subclass of set/frozenset that adds nothing (user_classes.py)
 
     def __init__(
         self,
@@ -176,10 +177,10 @@ class SetVariable(VariableTracker):
         return [self.members[k] for k in (self.fixed_order or self.keys)]
 
     def python_type(self) -> type:
-        return frozenset if self.frozen else set
+        return self.user_cls or (frozenset if self.frozen else set)
 
     def as_python_constant(self):
-        if not self.frozen:
+        if not self.frozen or self.user_cls is not None:
             raise Unsupported("a set is not a constant")
         return frozenset(m.as_python_constant() for m in self.ordered())
 
@@ -203,12 +204,13 @@ class SetVariable(VariableTracker):
 
     def _build(self, cg) -> None:
         items = self.ordered()
-        if self.frozen:
-            cg.add_push_null(lambda: cg.load_const(frozenset))
+        ctor = self.user_cls or (frozenset if self.frozen else None)
+        if ctor is not None:
+            cg.add_push_null(lambda: cg.load_const(ctor))
         for m in items:
             m.reconstruct(cg)
         cg.emit("BUILD_SET", len(items))
-        if self.frozen:
+        if ctor is not None:
             cg.call(1)
 
     def _mutate(self, tx) -> None:
@@ -345,7 +347,9 @@ def _predicate(fn):
 
 
 def _m_copy(s: SetVariable, tx):
-    return s._new(s.ordered())
+    if s.frozen and s.user_cls is None:
+        return s  # a frozenset's copy is itself
+    return s._new(s.ordered())  # (a subclass's copy is of the base type, as set_copy's)
 
 
 def _m_len(s: SetVariable, tx):
@@ -404,6 +408,11 @@ _COMPARE = {operator.eq, operator.ne, operator.le, operator.lt, operator.ge, ope
 
 def set_binary_op(tx, op, a: SetVariable, b: VariableTracker) -> VariableTracker:
     """`a op b` where a is a set: b must be a set too (else Python raises TypeError)."""
+    if op in (operator.is_, operator.is_not):
+        # one tracker per real set: identity of trackers (a constant is never a set)
+        if not isinstance(b, SetVariable) and not b.is_python_constant():
+            raise Unsupported(f"{op.__name__} between a set and {b}")
+        return ConstantVariable((a is b) == (op is operator.is_))
     if not isinstance(b, SetVariable):
         if op in (operator.eq, operator.ne):
             return ConstantVariable(op is operator.ne)

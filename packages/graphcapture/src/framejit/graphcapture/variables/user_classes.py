@@ -270,10 +270,41 @@ def construct(tx, cls_vt, args: list, kwargs: dict) -> VariableTracker:
         if made is None or not issubclass(made, cls):
             return obj  # eager skips __init__ too
         return _init(tx, cls_vt, obj, made, args, kwargs)
+    set_base = _bare_set_subclass(cls)
+    if set_base is not None:
+        return _new_set_object(tx, cls, set_base, args, kwargs)
     why = _plain_class(cls)
     if why is not None:
         raise Unsupported(f"constructing a {cls.__qualname__} object ({why})")
     return _init(tx, cls_vt, NewObjectVariable(cls), cls, args, kwargs)
+
+
+# what a class body with nothing in it defines
+_EMPTY_BODY = frozenset(
+    {"__module__", "__qualname__", "__doc__", "__dict__", "__weakref__", "__firstlineno__",
+     "__static_attributes__"}
+)  # fmt: skip
+
+
+def _bare_set_subclass(cls) -> type | None:
+    """set or frozenset when `cls` subclasses it and defines nothing of its own (`class
+    CustomSet(set): pass`): its instances behave as the base's, with its type."""
+    for base in (frozenset, set):
+        if isinstance(cls, type) and issubclass(cls, base) and cls is not base:
+            below = cls.__mro__[: cls.__mro__.index(base)]
+            if all(set(klass.__dict__) <= _EMPTY_BODY for klass in below):
+                return base
+    return None
+
+
+def _new_set_object(tx, cls, base, args, kwargs) -> VariableTracker:
+    from .sets import build_set
+
+    if kwargs or len(args) > 1:
+        raise Unsupported(f"TypeError: {cls.__name__} expected at most 1 argument")
+    made = build_set(tx, args[0] if args else None, frozen=base is frozenset)
+    made.user_cls = cls
+    return made
 
 
 def _init(tx, cls_vt, obj, cls, args: list, kwargs: dict) -> VariableTracker:
