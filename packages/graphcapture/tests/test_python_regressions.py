@@ -236,3 +236,35 @@ def test_tensor_grad_is_read_where_it_is():
         torch.testing.assert_close(weight, _LINEAR.weight.grad * 2)
         torch.testing.assert_close(bias, _LINEAR.bias.grad * 2)
     assert counter.frame_count == 2
+
+
+class _Pair(typing.NamedTuple):
+    a: torch.Tensor
+    b: torch.Tensor
+
+
+class _PairWithDict(_Pair):  # no __slots__: instances have a __dict__
+    pass
+
+
+def _tag_input_pair(pair):
+    pair.c = pair.a + 1
+    return pair, pair.c * 2
+
+
+def _tag_new_pair(x):
+    pair = _PairWithDict(x, x * 2)
+    pair.c = x + 3
+    return pair
+
+
+def test_attribute_stores_on_named_tuples_with_a_dict():
+    # were graph breaks (attribute store on a tuple); a field's own getter still refuses it
+    pair = _PairWithDict(torch.ones(2), torch.zeros(2))
+    got, doubled = fj.compile(_tag_input_pair, backend="eager", fullgraph=True)(pair)
+    assert got is pair
+    torch.testing.assert_close(pair.c, torch.full((2,), 2.0))
+    torch.testing.assert_close(doubled, torch.full((2,), 4.0))
+    made = fj.compile(_tag_new_pair, backend="eager", fullgraph=True)(torch.ones(2))
+    assert type(made) is _PairWithDict
+    torch.testing.assert_close(made.c, torch.full((2,), 4.0))

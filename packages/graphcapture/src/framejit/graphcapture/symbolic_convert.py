@@ -365,6 +365,9 @@ class InstructionTranslatorBase:
         if isinstance(obj, NestedUserFunctionVariable):
             obj.store_attr(name, value)
             return
+        if isinstance(obj, TupleVariable):
+            obj.store_attr(self, name, value)
+            return
         raise Unsupported(f"attribute store on {obj}")
 
     def LOAD_METHOD(self, inst):

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import collections
 import collections.abc
+import inspect
 import operator
 
 import torch
@@ -105,10 +106,30 @@ def contains(tx, items: list[VariableTracker], needle: VariableTracker) -> Varia
     return ConstantVariable(False)
 
 
+def _with_instance_attrs(obj, attrs: dict):
+    obj.__dict__.update(attrs)
+    return obj
+
+
 class TupleVariable(BaseListVariable):
     def __init__(self, items, source=None, namedtuple_cls=None):
         super().__init__(items, source)
         self.namedtuple_cls = namedtuple_cls
+        self.attrs: dict[str, VariableTracker] = {}  # instance attributes (made in the trace)
+
+    def store_attr(self, tx, name: str, value: VariableTracker) -> None:
+        """`tup.c = v` on a named tuple whose class gives instances a __dict__ (a subclass
+        without __slots__): recorded (replayed on an input), or kept for the rebuild."""
+        cls = self.namedtuple_cls
+        if cls is None or not cls.__dictoffset__ or cls.__setattr__ is not object.__setattr__:
+            raise Unsupported(f"attribute store on a {self.python_type().__name__}")
+        attr = inspect.getattr_static(cls, name, None)
+        if attr is not None and hasattr(type(attr), "__set__"):
+            raise Unsupported(f"store to {cls.__name__}.{name} through a descriptor")
+        if self.source is None:
+            self.attrs[name] = value
+            return
+        tx.output.side_effects.store_attr(self, name, value)
 
     def python_type(self) -> type:
         return self.namedtuple_cls or tuple
@@ -139,17 +160,28 @@ class TupleVariable(BaseListVariable):
                 if hasattr(self.namedtuple_cls, "_make"):
                     cg.load_attr("_make")
 
+            if self.attrs:
+                cg.add_push_null(lambda: cg.load_const(_with_instance_attrs))
             cg.add_push_null(load_maker)
             for item in self.items:
                 item.reconstruct(cg)
             cg.build_tuple(len(self.items))
             cg.call(1)
+            if self.attrs:
+                for name, value in self.attrs.items():
+                    cg.load_const(name)
+                    value.reconstruct(cg)
+                cg.build_map(len(self.attrs))
+                cg.call(2)
             return
         for item in self.items:
             item.reconstruct(cg)
         cg.build_tuple(len(self.items))
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
+        stored = self.attrs.get(name) or tx.output.side_effects.pending_attr(self, name)
+        if stored is not None:
+            return stored
         if self.namedtuple_cls is not None:
             fields = getattr(self.namedtuple_cls, "_fields", None) or getattr(
                 self.namedtuple_cls, "__match_args__", ()
