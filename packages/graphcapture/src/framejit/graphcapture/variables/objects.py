@@ -14,7 +14,7 @@ from . import torch_calls
 from .base import ConcreteValueVariable, ConstantVariable, VariableTracker, is_constant_value
 from .containers import IteratorVariable, TupleVariable
 from .dict_objects import DictSlotMethod, dict_base, dict_storage, is_dict_slot
-from .exceptions import observed
+from .exceptions import ObservedException, observed
 from .functions import UserFunctionVariable, UserMethodVariable
 
 
@@ -786,6 +786,49 @@ class GradModeVariable(VariableTracker):
             self.exit(tx)
             return ConstantVariable(None)
         raise Unsupported(f"grad-mode context .{name}")
+
+    def call_function(self, tx, args, kwargs) -> VariableTracker:
+        """`torch.no_grad()(fn)`, the decorator: fn, run in this grad mode when called."""
+        from .functions import BaseUserFunctionVariable, UserMethodVariable
+
+        if len(args) != 1 or kwargs:
+            raise Unsupported("a grad-mode context called with other than one function")
+        if not isinstance(args[0], (BaseUserFunctionVariable, UserMethodVariable)):
+            raise Unsupported(f"a grad-mode context applied to {args[0]}")
+        return GradModeFunction(self.target, args[0])
+
+
+class GradModeFunction(VariableTracker):
+    """A function decorated by a grad-mode context in the frame: each call is inlined
+    between entering and leaving that mode (an exception leaves it too)."""
+
+    def __init__(self, target: bool, fn: VariableTracker):
+        self.target = target
+        self.fn = fn
+
+    def python_type(self) -> type:
+        return types.FunctionType
+
+    def call_function(self, tx, args, kwargs) -> VariableTracker:
+        ctx = GradModeVariable(self.target)
+        ctx.enter(tx)
+        try:
+            result = self.fn.call_function(tx, args, kwargs)
+        except ObservedException:
+            ctx.exit(tx)  # (the handler that catches it runs in the mode outside)
+            raise
+        ctx.exit(tx)
+        return result
+
+    def reconstruct(self, cg) -> None:
+        cg.add_push_null(lambda: cg.load_const(decorate_with_grad_mode))
+        cg.load_const(self.target)
+        self.fn.reconstruct(cg)
+        cg.call(2)
+
+
+def decorate_with_grad_mode(target: bool, fn):
+    return (torch.enable_grad if target else torch.no_grad)()(fn)
 
 
 class NullContextVariable(VariableTracker):

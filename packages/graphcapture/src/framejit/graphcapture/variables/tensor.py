@@ -227,6 +227,11 @@ class TensorMethodVariable(VariableTracker):
             args = [ConstantVariable(f"{cls.__module__}.{cls.__name__}")]
         if name == "__setitem__":
             return setitem_tensor(tx, self.tensor, *args)
+        from . import scalar_tensor_args
+
+        rewritten = scalar_tensor_args.rewrite(tx, name, [self.tensor, *args], kwargs)
+        if rewritten is not None:
+            return rewritten
         return tx.output.call_op("call_method", name, [self.tensor, *args], kwargs)
 
 

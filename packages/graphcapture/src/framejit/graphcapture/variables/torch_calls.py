@@ -7,6 +7,7 @@ import types
 import torch
 
 from ..exc import Unsupported
+from . import scalar_tensor_args
 from .base import ConstantVariable, VariableTracker
 from .containers import SizeVariable
 from .numpy_arrays import NdarrayVariable, from_numpy
@@ -166,6 +167,8 @@ def call_torch_function(tx, fn_vt, args: list, kwargs: dict) -> VariableTracker:
         return ConstantVariable(fn(*values, **kw))
     if getattr(fn, "__wrapped__", None) is not None:
         raise Unsupported(f"call to the wrapped torch function {fn!r}")
+    if fn is _DIST_IS_INITIALIZED and not args and not kwargs:
+        return _distributed_is_initialized(tx)
     if _is_state_query(fn, args, kwargs):
         try:
             return ConstantVariable(fn())
@@ -177,6 +180,9 @@ def call_torch_function(tx, fn_vt, args: list, kwargs: dict) -> VariableTracker:
         )
     if isinstance(fn, type):
         raise Unsupported(f"constructing {fn.__qualname__}")
+    rewritten = scalar_tensor_args.rewrite(tx, fn, args, kwargs)
+    if rewritten is not None:
+        return rewritten
     return tx.output.call_op("call_function", fn, args, kwargs)
 
 
@@ -196,6 +202,26 @@ def _metadata_args(args: list, kwargs: dict) -> bool:
 
 def _metadata_value(vt: VariableTracker):
     return vt.as_example() if isinstance(vt, TensorVariable) else vt.as_python_constant()
+
+
+_DIST_IS_INITIALIZED = (
+    torch.distributed.is_initialized if torch.distributed.is_available() else object()
+)
+
+
+def _distributed_is_initialized(tx) -> VariableTracker:
+    """`GroupMember.WORLD is not None`: the default process group, read now and guarded
+    (init_process_group or destroy_process_group between calls recompiles)."""
+    from framejit.guards import GuardKind
+
+    from ..sources import AttrSource
+
+    c10d = torch.distributed.distributed_c10d
+    world = AttrSource(AttrSource(tx.root.module_source(c10d), "GroupMember"), "WORLD")
+    initialized = c10d.GroupMember.WORLD is not None
+    kind = GuardKind.NOT_NONE if initialized else GuardKind.IS_NONE
+    tx.output.add_guard(world, kind, None, origin=tx.origin())
+    return ConstantVariable(initialized)
 
 
 def _is_state_query(fn, args, kwargs) -> bool:

@@ -1,0 +1,116 @@
+"""torch calls whose arguments or answers are not plain tensors: a 0-d tensor as an op's
+Scalar (optimizers' tensor betas), a grad-mode context used as a decorator, the process
+group query; each against eager and torch.compile's frame count (fullgraph)."""
+
+from __future__ import annotations
+
+import copy
+
+import pytest
+import torch
+import torch._dynamo.testing
+
+from framejit import graphcapture as fj
+
+
+def _check(fn, *args):
+    expected_args = copy.deepcopy(args)
+    expected = fn(*expected_args)
+    counter = fj.testing.CompileCounter()
+    got_args = copy.deepcopy(args)
+    got = fj.compile(fn, backend=counter, fullgraph=True)(*got_args)
+    torch.testing.assert_close(got, expected)
+    torch.testing.assert_close(got_args, expected_args)  # in-place ops changed the same
+    torch._dynamo.reset()
+    torch_counter = torch._dynamo.testing.CompileCounter()
+    torch.compile(fn, backend=torch_counter, fullgraph=True)(*copy.deepcopy(args))
+    assert counter.frame_count == torch_counter.frame_count == 1
+    return got
+
+
+def addcmul_inplace(x, y, z, s):
+    return x.addcmul_(y, z, value=s)
+
+
+def addcmul(x, y, z, s):
+    return torch.addcmul(x, y, z, value=s)
+
+
+def foreach_lerp_inplace(xs, ys, w):
+    out = torch._foreach_lerp_(xs, ys, w)
+    return out is xs, out
+
+
+def foreach_pow_of_a_scalar_tensor(s, exps):
+    return torch._foreach_pow(s, exps)
+
+
+def _mats():
+    return torch.ones(2, 2), torch.full((2, 2), 2.0), torch.rand(2, 2)
+
+
+SCALAR_CASES = [
+    (addcmul_inplace, (*_mats(), torch.tensor(0.3))),
+    (addcmul_inplace, (*_mats(), torch.tensor(0.3, dtype=torch.float64))),
+    (addcmul, (*_mats(), torch.tensor(0.3))),
+    (foreach_lerp_inplace, ([torch.full((2,), 4.0), torch.ones(2)], [torch.ones(2), torch.zeros(2)], torch.tensor(0.5))),
+    (foreach_pow_of_a_scalar_tensor, (torch.tensor(0.8), [torch.tensor(3.4), torch.arange(3)])),
+    (foreach_pow_of_a_scalar_tensor, (torch.tensor(0.8, dtype=torch.float64), [torch.rand(2)])),
+]  # fmt: skip
+
+
+@pytest.mark.parametrize("fn, args", SCALAR_CASES, ids=[c[0].__name__ for c in SCALAR_CASES])
+def test_zero_dim_tensor_scalar_stays_a_tensor(fn, args):
+    # the ops read it with .item() inside: traced as tensor math, in one graph, eager's dtypes
+    _check(fn, *args)
+
+
+def test_grad_mode_context_as_a_decorator_in_the_frame():
+    def fn(x):
+        @torch.no_grad()
+        def augment(x):
+            return (x + 1) * 2
+
+        @torch.no_grad()
+        def fails(x):
+            raise KeyError("k")
+
+        try:
+            fails(x)
+        except KeyError:
+            grad_in_handler = torch.is_grad_enabled()
+        return augment(x), x * 2, grad_in_handler
+
+    x = torch.ones(2, requires_grad=True)
+    no_grad, with_grad, grad_in_handler = _check(fn, x)
+    assert not no_grad.requires_grad and with_grad.requires_grad and grad_in_handler
+
+    def escapes(x):
+        @torch.no_grad()
+        def augment(x):
+            return x + 1
+
+        return augment, x * 2
+
+    augment, _ = fj.compile(escapes, backend="eager", fullgraph=True)(x)
+    assert not augment(x).requires_grad and augment.__name__ == "augment"
+
+
+@pytest.mark.skipif(not torch.distributed.is_available(), reason="no torch.distributed")
+def test_distributed_is_initialized_is_read_and_guarded(tmp_path):
+    def fn(x):
+        if torch.distributed.is_initialized():
+            return x + 1
+        return x - 1
+
+    compiled = fj.compile(fn, backend="eager", fullgraph=True)
+    x = torch.ones(1)
+    torch.testing.assert_close(compiled(x), fn(x))
+    torch.distributed.init_process_group(
+        "gloo", init_method=f"file://{tmp_path / 'pg'}", rank=0, world_size=1
+    )
+    try:
+        torch.testing.assert_close(compiled(x), x + 1)
+    finally:
+        torch.distributed.destroy_process_group()
+    torch.testing.assert_close(compiled(x), x - 1)
