@@ -449,3 +449,22 @@ def test_hasattr_on_a_none_made_in_the_frame():
         return x + 1 if not hasattr(cache, "layers") and not sliding else x
 
     one_graph(f, torch.randn(3))
+
+
+def _json_installed() -> bool:
+    import importlib.util
+
+    return importlib.util.find_spec("json") is not None
+
+
+_json_installed._dynamo_marked_constant = True  # transformers' _make_compile_constant
+
+
+def test_function_marked_constant_is_called_at_trace_time_and_folded():
+    """An install probe marked constant (transformers' `is_torch_available`) is folded:
+    importlib's find_spec would be a graph break."""
+
+    def f(x):
+        return x + 1 if _json_installed() else x - 1
+
+    one_graph(f, torch.randn(3))

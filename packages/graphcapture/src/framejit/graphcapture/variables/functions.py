@@ -172,6 +172,13 @@ class UserFunctionVariable(BaseUserFunctionVariable, ConcreteValueVariable):
             return wrap(tx, getattr(fn, name), source)
         raise Unsupported(f"attribute {name!r} of {self}")
 
+    def call_function(self, tx, args, kwargs) -> VariableTracker:
+        if getattr(self.value, CONSTANT_RESULT_MARK, False):
+            folded = _constant_result(self.value, args, kwargs)
+            if folded is not None:
+                return folded
+        return super().call_function(tx, args, kwargs)
+
     def get_code(self):
         return self.value.__code__
 
@@ -236,6 +243,33 @@ class UserFunctionVariable(BaseUserFunctionVariable, ConcreteValueVariable):
 
 
 _UNUSED_DEFAULT = NullVariable()
+
+# The attribute a library sets on a function whose result is fixed for the life of the
+# process (transformers' `_make_compile_constant` on `is_torch_available`, ...: install
+# probes, hardware capabilities), as TorchDynamo's `assume_constant_result` does.
+CONSTANT_RESULT_MARK = "_dynamo_marked_constant"
+
+
+def _constant_result(fn, args, kwargs) -> VariableTracker | None:
+    """A marked function called with constants: called now, with the frame hook off (it
+    probes importlib, reads versions), its result a constant of the graph, as the mark
+    promises (None: not constants, or it raised: the call is traced or breaks)."""
+    from framejit import frameeval as fe
+
+    from .base import is_constant_value
+
+    if not all(a.is_python_constant() for a in [*args, *kwargs.values()]):
+        return None
+    values = [a.as_python_constant() for a in args]
+    named = {k: v.as_python_constant() for k, v in kwargs.items()}
+    previous = fe.set_callback(fe.SKIP)
+    try:
+        result = fn(*values, **named)
+    except Exception:
+        return None
+    finally:
+        fe.set_callback(previous)
+    return ConstantVariable(result) if is_constant_value(result) else None
 
 
 def _passed_parameters(code, n_args: int, kwargs: dict) -> set:
