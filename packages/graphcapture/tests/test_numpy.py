@@ -240,3 +240,14 @@ def test_what_numpy_would_refuse_or_randomize_stays_eager():
     fj.reset()
     with pytest.raises(fj.GraphBreakInFullgraph, match=r"numpy\.random"):
         fj.compile(randomized, backend="eager", fullgraph=True)(X)
+
+
+def test_torch_constructors_keep_a_numpy_numbers_dtype():
+    # torch.tensor(np.float64(2.5)) is float64; the Python number 2.5 would make float32
+    def fn(x, s):
+        return torch.tensor(s), torch.as_tensor(s) + x, torch.tensor([s, s])
+
+    args = (torch.ones(2), np.float64(2.5))
+    got, _ = _frames(fn, args, fullgraph=False)
+    _same(got, fn(*args))
+    assert got[0].dtype == got[2].dtype == torch.float64

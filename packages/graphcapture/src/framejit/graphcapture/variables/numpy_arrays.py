@@ -622,6 +622,44 @@ def from_numpy(tx, fn, args: list, kwargs: dict) -> VariableTracker:
     return result
 
 
+_DATA_CONSTRUCTORS = ("tensor", "as_tensor", "asarray")
+
+
+def numpy_number_data(fn, args: list, kwargs: dict) -> dict:
+    """torch.tensor(np.float64(2.5)) is float64 (the numpy number's dtype), where the Python
+    number an FX graph is given would make it float32: the dtype is passed explicitly; a
+    numpy number nested in the data is a break."""
+    if (
+        getattr(fn, "__name__", None) not in _DATA_CONSTRUCTORS
+        or getattr(fn, "__self__", None)
+        not in (
+            torch._C._VariableFunctions,
+            None,
+        )
+        or not args
+        or "dtype" in kwargs
+    ):
+        return kwargs
+    data, np = args[0], _np()
+    if np is None:
+        return kwargs
+    if isinstance(data, ConstantVariable) and isinstance(data.value, np.generic):
+        return {**kwargs, "dtype": ConstantVariable(_torch_dtype(data.value.dtype))}
+    if _holds_numpy_number(data):
+        raise Unsupported(f"torch.{fn.__name__} of data holding numpy numbers")
+    return kwargs
+
+
+def _holds_numpy_number(vt) -> bool:
+    if isinstance(vt, ConstantVariable):
+        value = vt.value
+        return isinstance(value, _np().generic) or (
+            type(value) in (tuple, list) and any(isinstance(v, _np().generic) for v in value)
+        )
+    items = getattr(vt, "items", None)
+    return type(items) is list and any(_holds_numpy_number(v) for v in items)
+
+
 def binary_op(tx, op, a: VariableTracker, b: VariableTracker) -> VariableTracker:
     if isinstance(a, TensorVariable) or isinstance(b, TensorVariable):
         return _mixed_binary_op(tx, op, a, b)

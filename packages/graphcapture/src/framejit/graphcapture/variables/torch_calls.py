@@ -10,7 +10,7 @@ from ..exc import Unsupported
 from . import scalar_tensor_args
 from .base import ConstantVariable, VariableTracker
 from .containers import SizeVariable
-from .numpy_arrays import NdarrayVariable, from_numpy
+from .numpy_arrays import NdarrayVariable, from_numpy, numpy_number_data
 from .tensor import TensorVariable
 
 # Functions answered at trace time (their result is covered by the global-state guard or fixed).
@@ -180,6 +180,7 @@ def call_torch_function(tx, fn_vt, args: list, kwargs: dict) -> VariableTracker:
         )
     if isinstance(fn, type):
         raise Unsupported(f"constructing {fn.__qualname__}")
+    kwargs = numpy_number_data(fn, args, kwargs)
     rewritten = scalar_tensor_args.rewrite(tx, fn, args, kwargs)
     if rewritten is not None:
         return rewritten
