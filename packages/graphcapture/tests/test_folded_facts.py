@@ -280,6 +280,35 @@ def test_builtin_shadowed_by_a_global_later(monkeypatch):
     same(f, compiled, x)
 
 
+class _LazyModule(types.ModuleType):
+    """transformers' _LazyModule: a missing attribute runs the import machinery."""
+
+    misses = 0
+
+    def __getattr__(self, name):
+        type(self).misses += 1
+        raise AttributeError(name)
+
+
+def test_builtin_read_in_a_lazy_module_is_guarded_on_its_globals(monkeypatch):
+    """The guard that no global shadows `abs` reads the module's dict: it neither runs the
+    module's __getattr__ on every check nor misses a global defined later."""
+    module = _LazyModule("framejit_test_lazy_shadowing")
+    monkeypatch.setitem(sys.modules, module.__name__, module)
+    exec("def f(x):\n    return x + abs(-2)\n", vars(module))
+    f = module.f
+    compiled = fj.compile(f)
+    x = torch.randn(3)
+    same(f, compiled, x)
+    before = _LazyModule.misses
+    same(f, compiled, x)  # a hit
+    assert _LazyModule.misses == before
+    module.abs = lambda v: 100
+    same(f, compiled, x)
+    del module.abs
+    same(f, compiled, x)
+
+
 def _count_graphs(run):
     seen = []
     unsubscribe = events.subscribe(seen.append)

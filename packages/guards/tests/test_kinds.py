@@ -152,6 +152,31 @@ def test_hasattr():
     fails(present, {"x": t})
 
 
+class _LazyModule(type(collections)):
+    """A module whose __getattr__ (transformers' lazy import machinery) must not run."""
+
+    calls = 0
+
+    def __getattr__(self, name):
+        type(self).calls += 1
+        raise AttributeError(name)
+
+
+def test_dict_contains():
+    mod = _LazyModule("lazy")
+    absent = [Guard(ItemSource(AttrSource(X, "__dict__"), "len"), GuardKind.DICT_CONTAINS, False)]
+    passes(absent, {"x": mod})
+    assert _LazyModule.calls == 0  # the globals dict is read, not the module's attributes
+    shadowed = _LazyModule("lazy")
+    shadowed.len = len
+    reason = fails(absent, {"x": shadowed})
+    assert reason == "'len' not in L['x'].__dict__  (actual: True)"
+    present = [Guard(ItemSource(X, "k"), GuardKind.DICT_CONTAINS, True)]
+    passes(present, {"x": {"k": None}})  # a None value is still a key
+    fails(present, {"x": {}})
+    fails(present, {"x": 3})  # not a container: the check raises, a miss
+
+
 def test_items_and_attributes_through_chains():
     traced = {"cfg": Point(3)}
     guards = [Guard(AttrSource(ItemSource(X, "cfg"), "x"), GuardKind.EQUALS_MATCH, 3)]
@@ -195,6 +220,8 @@ def test_tensor_aliasing():
         lambda: Guard("L['x']", GuardKind.TYPE_MATCH, 3),
         lambda: Guard(X, GuardKind.HASATTR, True),
         lambda: Guard(AttrSource(X, "a"), GuardKind.HASATTR, 1),
+        lambda: Guard(AttrSource(X, "a"), GuardKind.DICT_CONTAINS, False),
+        lambda: Guard(ItemSource(X, "a"), GuardKind.DICT_CONTAINS, None),
         lambda: Guard(X, GuardKind.TENSOR_ALIASING, "L['y']"),
         lambda: Guard(None, GuardKind.NO_TENSOR_ALIASING, (X,)),
         lambda: Guard(X, GuardKind.GLOBAL_STATE, None),

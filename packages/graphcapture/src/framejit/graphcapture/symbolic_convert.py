@@ -25,7 +25,7 @@ from . import opcodes, stack, trace_rules
 from .config import config
 from .exc import RestartAnalysis, SkipFrame, Unsupported
 from .instructions import DecodedCode, Inst, decode
-from .sources import AttrSource, GlobalSource, LocalSource
+from .sources import AttrSource, GlobalSource, ItemSource, LocalSource
 from .variables import (
     CellVariable,
     ConstantVariable,
@@ -295,11 +295,14 @@ class InstructionTranslatorBase:
 
     def guard_global_absent(self, name: str) -> None:
         """A builtin was read: a global of that name defined later would shadow it.  Module
-        globals are guarded as `not hasattr(module, name)`; a namespace that is no module's
-        (exec) cannot be, and is left unguarded."""
-        source = self.root.module_alias_source(self.f_globals, name)
+        globals are guarded as `name not in module.__dict__` (what LOAD_GLOBAL reads; not
+        hasattr, which runs a lazy module's __getattr__ on every check); a namespace that
+        is no module's (exec) cannot be, and is left unguarded."""
+        source = self.root.module_alias_source(self.f_globals, "__dict__")
         if source is not None:
-            self.output.add_guard(source, GuardKind.HASATTR, False, origin=self.origin())
+            self.output.add_guard(
+                ItemSource(source, name), GuardKind.DICT_CONTAINS, False, origin=self.origin()
+            )
 
     def STORE_GLOBAL(self, inst):
         value = self.pop()

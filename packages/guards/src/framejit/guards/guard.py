@@ -32,6 +32,7 @@ class GuardKind(enum.Enum):
     NOT_NONE = "NOT_NONE"  # value ignored
     IS_NONE = "IS_NONE"  # value ignored
     HASATTR = "HASATTR"  # source: AttrSource(base, name); value: bool, whether base has it
+    DICT_CONTAINS = "DICT_CONTAINS"  # source: ItemSource(a dict, key); value: bool, `key in it`
     GLOBAL_STATE = "GLOBAL_STATE"  # source: GlobalStateSource(); value: GlobalStateSnapshot
     SHAPE_EXPR = "SHAPE_EXPR"  # source: None; value: ShapeExpr over ShapeSources
     TENSOR_ALIASING = "TENSOR_ALIASING"  # value: another Source; both are the same object

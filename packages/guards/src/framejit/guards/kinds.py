@@ -42,7 +42,7 @@ from .guard import Guard, GuardKind
 from .lifetime import Held
 from .literals import check_key_literal, is_literal, numpy_number, render_literal
 from .shape_expr import ShapeExpr
-from .source import AttrSource, GlobalStateSource, ShapeSource, Source
+from .source import AttrSource, GlobalStateSource, ItemSource, ShapeSource, Source
 from .tensor_spec import PyTensorGuards, TensorSpec
 
 _short = reprlib.Repr()
@@ -466,6 +466,34 @@ class HasAttr(Handler):
         return f"{self._code(guard)}  (actual: {not guard.expected})"
 
 
+class DictContains(Handler):
+    """``key in d`` (or ``not in``): a module's globals without a name a builtin read would
+    see shadowed.  hasattr on the module says the same for a plain module, but runs a lazy
+    module's ``__getattr__`` (transformers' import machinery) on every check."""
+
+    rank = 2
+
+    def prepare(self, guard):
+        if not isinstance(guard.source, ItemSource):
+            raise TypeError("DICT_CONTAINS needs an ItemSource(dict, key) source")
+        if type(guard.value) is not bool:
+            raise TypeError("DICT_CONTAINS value must be a bool: whether the dict has the key")
+        return guard.value
+
+    def _code(self, guard, base: str) -> str:
+        op = "in" if guard.expected else "not in"
+        return f"{render_literal(guard.source.key)} {op} {base}"
+
+    def emit(self, guard, ctx):
+        return [self._code(guard, ctx.name(guard.source.base))]
+
+    def mirror(self, guard, L, G):
+        src = guard.source
+        if (src.key in src.base.get(L, G)) == guard.expected:
+            return None
+        return f"{self._code(guard, src.base.name())}  (actual: {not guard.expected})"
+
+
 class GlobalState(Handler):
     rank = 0
 
@@ -624,7 +652,10 @@ def check_hasattr(name: str, expected: bool, *objs: Any) -> bool:
 
 def check_no_keys(*dicts: Any) -> bool:
     """``list(dict.keys(d)) == []`` for every d: a dict (or a subclass) with no keys."""
-    return all(isinstance(d, dict) and not dict.__len__(d) for d in dicts)
+    try:
+        return not any(map(dict.__len__, dicts))  # in C: a module's hook dicts, every call
+    except TypeError:  # not a dict
+        return False
 
 
 def check_no_aliasing(*objs: Any) -> bool:
@@ -642,6 +673,7 @@ HANDLERS: dict[GuardKind, Handler] = {
     GuardKind.NOT_NONE: NotNone(),
     GuardKind.IS_NONE: IsNone(),
     GuardKind.HASATTR: HasAttr(),
+    GuardKind.DICT_CONTAINS: DictContains(),
     GuardKind.GLOBAL_STATE: GlobalState(),
     GuardKind.SHAPE_EXPR: ShapeExprHandler(),
     GuardKind.TENSOR_ALIASING: TensorAliasing(),
