@@ -84,6 +84,9 @@ CASES = {
         x.numpy()
     ),
     "dtype_folds": lambda x: x + np.iinfo(np.int16).max + np.finfo(np.float32).min,
+    "array_of_arrays": lambda x: (lambda a: (np.array([a, a + 1]), np.array((a.sum(), a.max()))))(
+        x.numpy()
+    ),
     "python_type_dtypes": lambda x: (x.numpy().astype(int), np.zeros(2, dtype=float)),
     "dtype_call": lambda x: np.full_like(x, 2.4, dtype=np.dtype("float")),
 }

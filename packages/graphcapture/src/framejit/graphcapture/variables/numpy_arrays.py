@@ -317,6 +317,10 @@ class NumpyFunctionVariable(VariableTracker):
         _, tnp_fn, name = _table()[id(self.value)]
         if tnp_fn is None:  # a dtype, iinfo, finfo, scalar type or dtype query
             return _fold(self.value, name, args, kwargs)
+        if name in ("array", "asarray") and _array_list(args, kwargs):
+            # np.array([a, b]) of traced arrays: torch._numpy reads a list's items as data
+            # (a break); the same rows stacked (the probe checks numpy agrees)
+            tnp_fn, name = _tnp().stack, "array_of_arrays"
         target = numpy_target("function", name, tnp_fn)
         return numpy_call(tx, target, self.value, args, kwargs)
 
@@ -329,6 +333,20 @@ class NumpyFunctionVariable(VariableTracker):
 
     def __repr__(self) -> str:
         return f"NumpyFunctionVariable({_table()[id(self.value)][2]})"
+
+
+def _array_list(args, kwargs) -> bool:
+    items = getattr(args[0], "items", None) if len(args) == 1 else None
+    return (
+        (
+            type(args[0]) in (ListVariable, TupleVariable)
+            and bool(items)
+            and all(isinstance(v, NdarrayVariable) for v in items)
+            and set(kwargs) <= {"dtype"}
+        )
+        if items is not None
+        else False
+    )
 
 
 def _fold(fn, name: str, args, kwargs) -> VariableTracker:
