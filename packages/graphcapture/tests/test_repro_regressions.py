@@ -198,3 +198,124 @@ def test_graph_raising_inside_no_grad_restores_grad_mode():
     with pytest.raises(IndexError):
         fj.compile(_no_grad_select, backend="eager")(x, torch.tensor([9]))
     assert torch.is_grad_enabled()
+
+
+# ---------------------------------------------------------------- nullcontext, @no_grad()
+def _with_ctx_object(x, ctx):
+    x = x.sin()
+    with ctx as bound:
+        x = x.cos()
+    return x.sin(), bound
+
+
+def _with_ctx_class(x, ctx):
+    x = x.sin()
+    with ctx(7) as bound:
+        x = x.cos()
+    return x.sin() + bound
+
+
+@torch.no_grad()
+def _no_grad_sin(x):
+    return x.sin()
+
+
+def _calls_no_grad_function(x):
+    return _no_grad_sin(x).cos(), (x * 2).requires_grad
+
+
+@pytest.mark.parametrize(
+    "fn, args",
+    [
+        (_with_ctx_object, (torch.randn(3), contextlib.nullcontext(5))),
+        (_with_ctx_class, (torch.randn(3), contextlib.nullcontext)),
+        (_calls_no_grad_function, (torch.randn(3, requires_grad=True),)),
+    ],
+    ids=["nullcontext_object", "nullcontext_class", "no_grad_decorated"],
+)
+def test_context_managers_torch_traces_in_one_graph(fn, args):
+    expected = fn(*args)
+    counter = torch._dynamo.testing.CompileCounter()
+    got = fj.compile(fn, backend=counter, fullgraph=True)(*args)
+    torch.testing.assert_close(got, expected)
+    assert got[0].requires_grad == expected[0].requires_grad
+    assert counter.frame_count == 1
+
+
+# ---------------------------------------------------------------- user-defined iterators
+class _CountTo:
+    def __init__(self, n):
+        self.i = 0
+        self.n = n
+
+    def __iter__(self):
+        return self
+
+    def __next__(self):
+        if self.i >= self.n:
+            raise StopIteration
+        self.i += 1
+        return self.i
+
+
+class _Wrapping:  # omegaconf's ListConfig: __iter__ returns an iterator object over a list
+    def __init__(self, items):
+        self.items = items
+
+    def __iter__(self):
+        return _WrappingIterator(self.items)
+
+
+class _WrappingIterator:
+    def __init__(self, items):
+        self.it = iter(items)
+
+    def __next__(self):
+        return next(self.it) * 2  # its StopIteration comes from next()
+
+
+def _sum_made_iterator(x):
+    for i in _CountTo(3):
+        x = x + i
+    return x
+
+
+def _body_reads_iterator_state(x, it):
+    out = []
+    for v in it:
+        out.append(x * v + it.i)  # the state __next__ left: eager's interleaving
+    return out
+
+
+def _sum_wrapped(x, obj):
+    for v in obj:
+        x = x + v
+    return x
+
+
+@pytest.mark.parametrize(
+    "fn, make_args",
+    [
+        (_sum_made_iterator, lambda: (torch.zeros(1),)),
+        (_body_reads_iterator_state, lambda: (torch.ones(1), _CountTo(3))),
+        (_sum_wrapped, lambda: (torch.zeros(2), _Wrapping([1, 3, torch.tensor([7.0, 8.0])]))),
+    ],
+    ids=["made_in_frame", "state_read_in_body", "iterator_object"],
+)
+def test_user_iterators_are_consumed_lazily(fn, make_args):
+    # was: __iter__ returning self recursed until the inlining depth limit (a graph break)
+    expected = fn(*make_args())
+    counter = torch._dynamo.testing.CompileCounter()
+    got = fj.compile(fn, backend=counter, fullgraph=True)(*make_args())
+    torch.testing.assert_close(got, expected)
+    assert counter.frame_count == 1
+
+
+def test_compiled_container_module_keeps_its_truth_and_length():
+    # was: an empty compiled ModuleList was truthy (the wrapper has no __len__)
+    empty, filled = torch.nn.ModuleList(), torch.nn.ModuleList([torch.nn.Linear(2, 2)])
+    assert not fj.compile(empty) and len(fj.compile(empty)) == 0
+    compiled = fj.compile(filled)
+    assert compiled and len(compiled) == 1 and compiled[0] is filled[0]
+    assert list(compiled) == list(filled)
+    assert fj.compile(torch.nn.Linear(2, 2))  # a module without __len__ is true

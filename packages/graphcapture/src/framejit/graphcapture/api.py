@@ -201,6 +201,19 @@ class OptimizedModule(torch.nn.Module):
     def __repr__(self) -> str:
         return f"OptimizedModule({self._orig_mod!r})"
 
+    # a container module's protocol (ModuleList, Sequential): an empty one is falsy
+    def __bool__(self) -> bool:
+        return bool(self._orig_mod)
+
+    def __len__(self) -> int:
+        return len(self._orig_mod)
+
+    def __iter__(self):
+        return iter(self._orig_mod)
+
+    def __getitem__(self, index):
+        return self._orig_mod[index]
+
     # nn.Module's own methods read instance state this wrapper does not have: delegate.
     def state_dict(self, *args, **kwargs):
         return self._orig_mod.state_dict(*args, **kwargs)

@@ -66,6 +66,7 @@ from .variables.objects import (
 )
 from .variables.sets import SetVariable, key_of
 from .variables.tensor import is_instance_attr_of_tensor
+from .variables.user_classes import user_iterator_of
 
 # __setattr__ slots that are object's generic store (BaseException's is its own slot)
 # C __setattr__s that store as object.__setattr__ does (threading.local's: into the
@@ -767,6 +768,10 @@ class InstructionTranslatorBase:
         if isinstance(obj, IteratorVariable):
             self.push(obj)
             return
+        lazy = user_iterator_of(self, obj)
+        if lazy is not None:
+            self.push(lazy)
+            return
         self.push(IteratorVariable(obj.unpack(self)))
 
     def FOR_ITER(self, inst):
@@ -813,6 +818,12 @@ class InstructionTranslatorBase:
 
     def BEFORE_WITH(self, inst):
         ctx = self.pop()
+        if isinstance(ctx, UserDefinedObjectVariable) and type(ctx.value) is contextlib.nullcontext:
+            # its type is guarded (an input) or fixed (made by the trace); enter_result is read
+            result = ctx.var_getattr(self, "enter_result")
+            self.push(WithExitVariable(NullContextVariable()))
+            self.push(result)
+            return
         if isinstance(ctx, NullContextVariable) and self.insts[self.ip].opname != "POP_TOP":
             raise Unsupported("`with profiler-context as name:` (the object is used)")
         if not isinstance(ctx, (GradModeVariable, NullContextVariable)):

@@ -261,6 +261,12 @@ def _build(tx, value: Any, source) -> VariableTracker:
         if original is not None:
             # torch.jit.script_if_tracing's wrapper just calls it when not tracing with jit
             return UserFunctionVariable(original, None)
+        decorated = _grad_mode_decorated(value)
+        if decorated is not None:
+            from .objects import GradModeDecoratedVariable
+
+            func, target = decorated
+            return GradModeDecoratedVariable(UserFunctionVariable(func, None), target, source)
         if getattr(value, "_framejit_disabled", False):
             return SkippedFunctionVariable(value, source)
         if is_torch_callable(value) and not _is_module_method(value):
@@ -462,6 +468,32 @@ def _script_if_tracing_original(fn: types.FunctionType):
         return None
     original = getattr(fn, "__original_fn", None)
     return original if isinstance(original, types.FunctionType) else None
+
+
+def _grad_mode_decorated(fn: types.FunctionType):
+    """(function, grad mode) under a `@torch.no_grad()` / `@torch.enable_grad()` decorator
+    (torch.utils._contextlib.context_decorator's wrapper, fixed once it is made: the wrapper
+    is identity-guarded)."""
+    if fn.__code__ is not _decorate_context_code() or not fn.__closure__:
+        return None
+    cells = dict(zip(fn.__code__.co_freevars, fn.__closure__, strict=True))
+    try:
+        func, factory = cells["func"].cell_contents, cells["ctx_factory"].cell_contents
+    except (KeyError, ValueError):
+        return None
+    owner = getattr(factory, "__self__", None)
+    if not isinstance(func, types.FunctionType) or type(owner) not in GRAD_MODE_CLASSES:
+        return None
+    if getattr(factory, "__func__", None) is not type(owner).clone:
+        return None
+    return func, GRAD_MODE_CLASSES[type(owner)]
+
+
+@functools.cache
+def _decorate_context_code() -> types.CodeType | None:
+    import torch.utils._contextlib as tcl
+
+    return getattr(tcl.context_decorator(torch.no_grad().clone, lambda: None), "__code__", None)
 
 
 def _optimize_wrapper_original(fn: types.FunctionType):

@@ -831,6 +831,24 @@ def decorate_with_grad_mode(target: bool, fn):
     return (torch.enable_grad if target else torch.no_grad)()(fn)
 
 
+class GradModeDecoratedVariable(VariableTracker):
+    """A function under `@torch.no_grad()` / `@torch.enable_grad()`: the call is traced as
+    the grad-mode switch, the inlined function, and the switch back."""
+
+    def __init__(self, func: VariableTracker, target: bool, source=None):
+        self.func = func
+        self.target = target
+        self.source = source
+
+    def call_function(self, tx, args, kwargs) -> VariableTracker:
+        ctx = GradModeVariable(self.target)
+        ctx.enter(tx)
+        try:
+            return self.func.call_function(tx, args, kwargs)
+        finally:
+            ctx.exit(tx)
+
+
 class NullContextVariable(VariableTracker):
     """A profiler context (torch.profiler.profile(), record_function(...)), or an autocast
     that changes nothing, entered in the trace without binding it (`with profile():`): it

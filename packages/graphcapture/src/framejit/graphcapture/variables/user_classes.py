@@ -27,7 +27,7 @@ import torch
 from ..exc import Unsupported
 from ..sources import AttrSource
 from .base import ConstantVariable, VariableTracker, fold
-from .containers import DictVariable, TupleVariable
+from .containers import DictVariable, IteratorVariable, TupleVariable
 from .dict_objects import DICT_BASES, DictSlotMethod, dict_base, is_dict_slot, rebuild_dict_object
 from .exception_objects import ExceptionObjectVariable
 from .exceptions import call_until, is_args_only_exception, is_python_init_exception
@@ -550,7 +550,68 @@ def dunder_iter(tx, vt: VariableTracker) -> list[VariableTracker] | None:
     if fn is collections.abc.Sequence.__iter__ and getitem is not None:
         # the mixin's generator: self[0], self[1], ... until __getitem__ raises IndexError
         return call_until(tx, IndexError, lambda i: _call(tx, getitem, vt, ConstantVariable(i)))
-    return _call(tx, fn, vt).unpack(tx)
+    it = _call(tx, fn, vt)
+    lazy = user_iterator(it)
+    return (lazy or it).unpack(tx)
+
+
+def user_iterator_of(tx, vt: VariableTracker) -> IteratorVariable | None:
+    """`iter(vt)` for a user object whose class defines `__iter__` in Python (None: not
+    one); a `__next__` iterator it returns is consumed lazily (UserIteratorVariable)."""
+    fn = _python_method(vt, "__iter__")
+    if fn is None or fn is collections.abc.Sequence.__iter__:
+        return None
+    it = _call(tx, fn, vt)
+    if isinstance(it, IteratorVariable):
+        return it
+    return user_iterator(it) or IteratorVariable(it.unpack(tx))
+
+
+def user_iterator(it: VariableTracker) -> UserIteratorVariable | None:
+    """`it` as an iterator whose items are its Python `__next__` calls (None: not one)."""
+    next_fn = _python_method(it, "__next__")
+    return None if next_fn is None else UserIteratorVariable(it, next_fn)
+
+
+class UserIteratorVariable(IteratorVariable):
+    """A user object with a Python `__next__` (an `__iter__` returning `self`, omegaconf's
+    ListIterator): each item is a traced `__next__` call made when the loop asks for it, so
+    the iterator's own state changes interleave with the loop body as in eager; its
+    StopIteration ends the loop.  It cannot cross a graph break (the break is refused)."""
+
+    def __init__(self, obj: VariableTracker, next_fn):
+        super().__init__([])
+        self.obj = obj
+        self.next_fn = next_fn
+        self.exhausted = False
+
+    def next(self, tx) -> VariableTracker | None:
+        from .exceptions import ObservedException
+
+        if self.exhausted:
+            return None
+        try:
+            item = _call(tx, self.next_fn, self.obj)
+        except ObservedException as e:
+            if issubclass(e.exc_type, StopIteration):  # from any depth: it ends the loop
+                self.exhausted = True
+                return None
+            raise
+        self.items.append(item)
+        self.index += 1
+        return item
+
+    def unpack(self, tx) -> list[VariableTracker]:
+        out = []
+        while (item := self.next(tx)) is not None:
+            out.append(item)
+        return out
+
+    def reconstruct_remaining(self, cg) -> None:
+        raise Unsupported("a user-defined iterator live across a graph break")
+
+    def reconstruct(self, cg) -> None:
+        raise Unsupported("a user-defined iterator escaping the frame")
 
 
 def dunder_getitem(tx, vt: VariableTracker, index: VariableTracker) -> VariableTracker | None:
