@@ -474,3 +474,10 @@ def builtin_generics_and_unions_in_annotations(x):
 
     inner([], None, None)
     return apply(torch.sin, x) + 1
+
+
+@case(t(4))
+def iterator_of_a_constant_from_its_dunder(x):
+    it = range(3).__iter__()
+    first = next(it)
+    return x + first + next(it), list(it), "ab".__iter__().__next__()

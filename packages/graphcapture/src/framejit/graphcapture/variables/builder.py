@@ -79,7 +79,18 @@ def wrap_constant_or_unsupported(value: Any) -> VariableTracker:
         return DictVariable({k: wrap_constant_or_unsupported(v) for k, v in value.items()})
     if is_typing_form(value):  # `list[C]`, `C | None`: an immutable hint of constants
         return TypingFormVariable(value, None)
+    if type(value) in _CONSTANT_ITERATORS:
+        # `range(3).__iter__()`: a fresh iterator over constants, read out here (finite)
+        from .containers import IteratorVariable
+
+        return IteratorVariable([wrap_constant_or_unsupported(v) for v in value])
     raise Unsupported(f"value of type {type(value).__name__} from a constant operation")
+
+
+# iterators a method of a constant returns (range, tuple, str, bytes): new and finite
+_CONSTANT_ITERATORS = frozenset(
+    type(iter(c)) for c in (range(1), range(1 << 64), (), "", "\u20ac", b"", frozenset())
+)
 
 
 def wrap(tx, value: Any, source) -> VariableTracker:
