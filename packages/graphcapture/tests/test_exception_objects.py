@@ -129,3 +129,27 @@ def test_nested_function_metadata_is_read():
 
     got, frames, torch_frames = _frames(fn, torch.ones(2))
     assert got[1:] == fn(torch.ones(2))[1:] and frames == torch_frames == 1
+
+
+class Shown:
+    def __str__(self):
+        return "shown"
+
+
+class Repr:
+    def __repr__(self):
+        return "repr!"
+
+
+def test_str_of_user_objects_and_traced_exceptions():
+    def fn(x):
+        out = [str(Shown()), str(Repr())]
+        for exc in (KeyError("k"), ValueError(), ValueError("a"), ValueError(1, 2), WithArgs(7)):
+            try:
+                raise exc
+            except Exception as e:
+                out.append(str(e))
+        return x + 1, out
+
+    got, frames, torch_frames = _frames(fn, torch.ones(1))
+    assert got[1] == fn(torch.ones(1))[1] and frames == torch_frames == 1

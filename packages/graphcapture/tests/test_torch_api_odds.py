@@ -114,3 +114,35 @@ def test_distributed_is_initialized_is_read_and_guarded(tmp_path):
     finally:
         torch.distributed.destroy_process_group()
     torch.testing.assert_close(compiled(x), x - 1)
+
+
+def test_float_and_int_of_a_one_element_tensor_in_one_graph():
+    # fullgraph: t.item() captured, as torch.compile captures scalar outputs
+    for make, conv in ((lambda: torch.tensor([1.5]), float), (lambda: torch.tensor([2]), float),
+                       (lambda: torch.tensor([2]), int)):  # fmt: skip
+
+        def fn(x, conv=conv):
+            return conv(x + 1)
+
+        x = make()
+        got = fj.compile(fn, backend="eager", fullgraph=True)(x)
+        assert type(got) is type(fn(x)) and got == fn(x)
+
+
+def test_class_mro_and_grad_stored_on_a_graph_tensor():
+    def fn(x):
+        y = x + 10
+        y.grad = x
+        y.foo = 42
+        return y, [c.__name__ for c in type(y).__mro__]
+
+    x = torch.ones(3)
+    (y, names), (_, ref_names) = _check_pair(fn, x)
+    assert y.grad is x and y.foo == 42 and names == ref_names
+
+
+def _check_pair(fn, *args):
+    got = fj.compile(fn, backend="eager", fullgraph=True)(*args)
+    expected = fn(*args)
+    torch.testing.assert_close(got[0], expected[0])
+    return got, expected

@@ -583,10 +583,26 @@ def _abs(tx, x):
 def _number(fn):
     def handler(tx, *args, **kwargs):
         if args and isinstance(args[0], TensorVariable):
+            if len(args) == 1 and not kwargs and tx.output.fullgraph:
+                return _number_of_item(tx, fn, args[0])
             raise Unsupported(f"data-dependent: {fn.__name__}() of a Tensor")
         return None
 
     return handler
+
+
+def _number_of_item(tx, fn, tensor):
+    """float(t) / int(t) of a one-element tensor in a fullgraph trace: t.item() captured
+    (as torch.compile captures scalar outputs), converted as eager converts the number."""
+    from .tensor import captured_item
+
+    dtype = tensor.example.dtype
+    if dtype.is_complex or dtype is torch.bool or (fn is int and dtype.is_floating_point):
+        raise Unsupported(f"data-dependent: {fn.__name__}() of a {dtype} Tensor")
+    item = captured_item(tx, tensor)
+    if fn is float and not dtype.is_floating_point:
+        return tx.output.call_op("call_function", torch.sym_float, [item], {})
+    return item
 
 
 def _bool(tx, x=None):
@@ -808,6 +824,11 @@ def _str(tx, obj=None):
         return ConstantVariable("")
     if obj.is_python_constant():
         return ConstantVariable(fold(str, obj.as_python_constant()))
+    from .user_classes import dunder_str
+
+    result = dunder_str(tx, obj)
+    if result is not None:
+        return result
     raise Unsupported(f"str() of {obj}")
 
 

@@ -119,6 +119,22 @@ class ExceptionObjectVariable(UserDefinedObjectVariable):
         return f"ExceptionObjectVariable({self.cls.__name__})"
 
 
+def exception_str(exc: ExceptionObjectVariable) -> VariableTracker | None:
+    """str(exc) by its builtin class's __str__, which reads only args (KeyError's repr of
+    the key, BaseException's joined args): folded on constant args; None otherwise."""
+    method = next(k.__dict__["__str__"] for k in exc.cls.__mro__ if "__str__" in k.__dict__)
+    owner = getattr(method, "__objclass__", None)
+    if not isinstance(method, types.WrapperDescriptorType) or not is_plain_exception_init(
+        getattr(owner, "__init__", None)
+    ):
+        return None
+    if not all(a.is_python_constant() for a in exc.args):
+        return None
+    real = BaseException.__new__(owner)
+    real.args = tuple(a.as_python_constant() for a in exc.args)
+    return ConstantVariable(method(real))
+
+
 def _is_none(vt: VariableTracker) -> bool:
     return vt.is_python_constant() and vt.as_python_constant() is None
 

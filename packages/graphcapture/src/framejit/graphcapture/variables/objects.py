@@ -530,6 +530,12 @@ class UserDefinedClassVariable(ConcreteValueVariable):
 
         if name in _TYPE_CONSTANTS:
             return ConstantVariable(getattr(self.value, name))  # fixed by the class's identity
+        if name in ("__mro__", "__bases__") and isinstance(self.value, type):
+            from .builder import wrap
+
+            # fixed by the class's identity too (Python forbids reassigning __mro__; a
+            # __bases__ assignment is not followed, as torch.compile does not follow it)
+            return TupleVariable([wrap(tx, c, None) for c in getattr(self.value, name)])
         if name == "__mro__" and isinstance(self.value, type):
             return TupleVariable([UserDefinedClassVariable(k) for k in self.value.__mro__])
         attr = _class_lookup(self.value, name)

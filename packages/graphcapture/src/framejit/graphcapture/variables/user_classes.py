@@ -29,7 +29,7 @@ from ..sources import AttrSource
 from .base import ConstantVariable, VariableTracker, fold
 from .containers import DictVariable, IteratorVariable, TupleVariable
 from .dict_objects import DICT_BASES, DictSlotMethod, dict_base, is_dict_slot, rebuild_dict_object
-from .exception_objects import ExceptionObjectVariable
+from .exception_objects import ExceptionObjectVariable, exception_str
 from .exceptions import call_until, is_args_only_exception, is_python_init_exception
 from .functions import UserFunctionVariable
 from .objects import (
@@ -531,6 +531,26 @@ def dunder_truth(tx, vt: VariableTracker) -> bool | None:
         and not (_has_slot(vt, "__len__"))
     ):
         return True  # an object without __bool__/__len__ is true
+    return None
+
+
+def dunder_str(tx, vt: VariableTracker) -> VariableTracker | None:
+    """str(obj) through the class's Python __str__ (or its Python __repr__ where __str__ is
+    object's); an exception made in the frame through its builtin class's __str__ on its
+    constant args.  None: not answered here (object's default repr holds an address)."""
+    if not isinstance(vt, UserDefinedObjectVariable):
+        return None
+    cls = type(vt.value)
+    fn = _python_method(vt, "__str__")
+    if fn is None and _class_lookup(cls, "__str__") is object.__str__:
+        fn = _python_method(vt, "__repr__")
+    if fn is not None:
+        result = _call(tx, fn, vt)
+        if not (result.is_python_constant() and isinstance(result.as_python_constant(), str)):
+            raise Unsupported("TypeError: __str__ returned non-string")
+        return result
+    if isinstance(vt, ExceptionObjectVariable):
+        return exception_str(vt)
     return None
 
 
