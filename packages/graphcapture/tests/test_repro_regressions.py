@@ -4,6 +4,7 @@ and against torch.compile's graph count where that is the yardstick."""
 from __future__ import annotations
 
 import contextlib
+import threading
 
 import pytest
 import torch
@@ -319,3 +320,29 @@ def test_compiled_container_module_keeps_its_truth_and_length():
     assert compiled and len(compiled) == 1 and compiled[0] is filled[0]
     assert list(compiled) == list(filled)
     assert fj.compile(torch.nn.Linear(2, 2))  # a module without __len__ is true
+
+
+_LOCAL = threading.local()
+
+
+def _reads_thread_local(x):
+    return torch.cat([x, _LOCAL.x])
+
+
+def test_thread_local_attribute_is_read_in_the_calling_thread():
+    # was a graph break: _local.__getattribute__ is a C slot (a generic lookup per thread)
+    _LOCAL.x = torch.rand(1)
+    counter = fj.testing.CompileCounter()
+    compiled = fj.compile(_reads_thread_local, backend=counter, fullgraph=True)
+    torch.testing.assert_close(compiled(torch.ones(1)), _reads_thread_local(torch.ones(1)))
+    got = {}
+
+    def other_thread():
+        _LOCAL.x = torch.full((1,), 5.0)
+        got["value"] = compiled(torch.ones(1))
+
+    worker = threading.Thread(target=other_thread)
+    worker.start()
+    worker.join()
+    torch.testing.assert_close(got["value"], torch.tensor([1.0, 5.0]))
+    assert counter.frame_count == 1

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import threading
 import types
 from typing import Any
 
@@ -204,8 +205,15 @@ def store_generic(tx, obj, name: str, value: VariableTracker, how: str) -> None:
 
 
 def _generic_getattribute(fn) -> bool:
-    """dict's, list's, ... __getattribute__: the generic lookup, as object's."""
-    return isinstance(fn, types.WrapperDescriptorType) and fn.__objclass__ in (dict, list, tuple)
+    """dict's, list's, ... __getattribute__: the generic lookup, as object's.  A
+    threading.local's is too, over the calling thread's `__dict__`; the guards and the
+    generated code read through the same object, in the thread that calls."""
+    return isinstance(fn, types.WrapperDescriptorType) and fn.__objclass__ in (
+        dict,
+        list,
+        tuple,
+        threading.local,
+    )
 
 
 _MODULE_CALL = torch.nn.Module.__call__
