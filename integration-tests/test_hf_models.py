@@ -231,3 +231,24 @@ def test_output_attentions_and_hidden_states_match_torch_compile():
             assert len(got.hidden_states) == 3
             _assert_outputs_close(got, expected)
     assert len(ours.graphs) <= len(reference.graphs)
+
+
+def test_wav2vec2_weight_norm_conv_matches_torch_compile():
+    """wav2vec2's positional conv is weight-normed (a parametrization: `weight` is a
+    property whose getter closes over the name): eval in one graph, as torch.compile."""
+    import torch._dynamo
+
+    model, inputs = hf_tiny.make("wav2vec2")
+    model.eval()
+    reference, ours = Counting(), Counting()
+    torch._dynamo.reset()
+    try:
+        with torch.no_grad():
+            torch.compile(copy.deepcopy(model), backend=reference)(**inputs)
+    finally:
+        torch._dynamo.reset()
+    compiled = fj.compile(model, backend=ours)
+    with torch.no_grad():
+        _assert_outputs_close(compiled(**inputs), model(**inputs))
+    assert len(ours.graphs) <= len(reference.graphs)
+    assert ours.ops() >= reference.ops()

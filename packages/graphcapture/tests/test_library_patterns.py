@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import abc
 import collections.abc
+import copy
 import enum
 import functools
 import typing
@@ -468,3 +469,25 @@ def test_function_marked_constant_is_called_at_trace_time_and_folded():
         return x + 1 if _json_installed() else x - 1
 
     one_graph(f, torch.randn(3))
+
+
+def test_weight_norm_parametrization_in_one_graph_with_eager_grads():
+    """torch.nn.utils.parametrizations.weight_norm (wav2vec2's positional conv): `weight` is
+    a property whose getter closes over the tensor's name, guarded through the class."""
+    torch.manual_seed(0)
+    conv = torch.nn.utils.parametrizations.weight_norm(torch.nn.Conv1d(2, 2, 3), dim=2)
+    twin = copy.deepcopy(conv)
+    x = torch.randn(1, 2, 8)
+    graphs = []
+    unsubscribe = events.subscribe(lambda r: graphs.extend(r.graphs))
+    try:
+        compiled = fj.compile(conv, fullgraph=True)
+        got, expected = compiled(x), twin(x)
+    finally:
+        unsubscribe()
+    torch.testing.assert_close(got, expected)
+    got.sum().backward()
+    expected.sum().backward()
+    for (name, p), (_, q) in zip(conv.named_parameters(), twin.named_parameters(), strict=True):
+        torch.testing.assert_close(p.grad, q.grad, msg=name)
+    assert len(graphs) == 1

@@ -97,7 +97,15 @@ class GetAttrMixin:
         if isinstance(class_attr, property) and class_attr.fget is not None:
             fget = class_attr.fget
             if isinstance(fget, types.FunctionType):
-                return UserFunctionVariable(fget).call_function(tx, [self], {})
+                # read where it lives, so a getter's closure (torch's parametrizations:
+                # `get_parametrized` closes over the tensor's name) is guarded through it
+                where = _class_dict_source(self, name)
+                fget_source = AttrSource(where, "fget") if where is not None else None
+                if fget_source is not None:
+                    from framejit.guards import GuardKind
+
+                    tx.output.add_guard(fget_source, GuardKind.ID_MATCH, fget, origin=tx.origin())
+                return UserFunctionVariable(fget, fget_source).call_function(tx, [self], {})
             raise Unsupported(f"property {name!r} with a non-Python getter")
         get = _python_descriptor_method(class_attr, "__get__")
         if get is not None and _is_data_descriptor(class_attr):
