@@ -432,3 +432,16 @@ def test_bare_set_subclasses_keep_their_type():
 
     got = _check(fn, torch.ones(1))
     assert type(got[2]) is _CustomSet and type(got[3]) is _CustomFrozenset
+
+
+def test_bare_set_subclass_read_from_the_inputs():
+    def fn(x, s):
+        s.add("q")
+        return x + ("a" in s), f"{s}" if len(s) < 2 else len(s)
+
+    compiled = fj.compile(fn, backend="eager", fullgraph=True)
+    for items in ("ab", "", "zb"):
+        eager_set, compiled_set = _CustomSet(items), _CustomSet(items)
+        _same(compiled(torch.zeros(1), compiled_set), fn(torch.zeros(1), eager_set))
+        assert type(compiled_set) is _CustomSet and compiled_set == eager_set
+    _same(compiled(torch.zeros(1), {"a"}), fn(torch.zeros(1), {"a"}))  # a plain set recompiles

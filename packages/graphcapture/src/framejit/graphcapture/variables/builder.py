@@ -60,6 +60,7 @@ from .stdlib import MODELS, ModelledFunctionVariable
 from .tensor import TensorVariable
 from .torch_calls import GRAD_MODE_CLASSES, is_torch_callable
 from .typing_models import TypingFormVariable, is_typing_form
+from .user_classes import bare_set_subclass
 
 _BUILTIN_CALLABLES = {
     v for v in vars(builtins).values() if callable(v) and not isinstance(v, type)
@@ -214,7 +215,7 @@ def _build(tx, value: Any, source) -> VariableTracker:
         maxlen_source = AttrSource(source, "maxlen") if source else None
         wrap(tx, value.maxlen, maxlen_source)  # guards the bound
         return DequeVariable(items, value.maxlen, source)
-    if type(value) in (set, frozenset):
+    if type(value) in (set, frozenset) or bare_set_subclass(type(value)) is not None:
         return _wrap_set(tx, value, source)
     if value is os.environ:
         _guard(tx, source, GuardKind.ID_MATCH, value)
@@ -453,7 +454,11 @@ def _wrap_set(tx, value, source) -> VariableTracker:
     _guard(tx, source, GuardKind.TYPE_MATCH, value)
     _guard(tx, source, GuardKind.LENGTH_CHECK, value)
     members = [_wrap_member(tx, v, SetItemAtSource(source, i)) for i, v in enumerate(value)]
-    return SetVariable(members, frozen=type(value) is frozenset, source=source, real=value)
+    frozen = isinstance(value, frozenset)
+    made = SetVariable(members, frozen=frozen, source=source, real=value)
+    if type(value) not in (set, frozenset):
+        made.user_cls = type(value)  # a subclass that adds nothing (TYPE_MATCH holds it)
+    return made
 
 
 def _wrap_member(tx, value, source) -> VariableTracker:

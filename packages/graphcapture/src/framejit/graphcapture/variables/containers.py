@@ -570,6 +570,8 @@ def contents_repr(vt: VariableTracker) -> str | None:
         if None in parts:
             return None
         body = "{" + ", ".join(parts) + "}" if parts else ""
+        if vt.user_cls is not None:  # set_repr: "Name({...})" for a subclass
+            return f"{vt.user_cls.__name__}({body})"
         if vt.frozen:
             return f"frozenset({body})"
         return body or "set()"

@@ -270,7 +270,7 @@ def construct(tx, cls_vt, args: list, kwargs: dict) -> VariableTracker:
         if made is None or not issubclass(made, cls):
             return obj  # eager skips __init__ too
         return _init(tx, cls_vt, obj, made, args, kwargs)
-    set_base = _bare_set_subclass(cls)
+    set_base = bare_set_subclass(cls)
     if set_base is not None:
         return _new_set_object(tx, cls, set_base, args, kwargs)
     why = _plain_class(cls)
@@ -286,7 +286,7 @@ _EMPTY_BODY = frozenset(
 )  # fmt: skip
 
 
-def _bare_set_subclass(cls) -> type | None:
+def bare_set_subclass(cls) -> type | None:
     """set or frozenset when `cls` subclasses it and defines nothing of its own (`class
     CustomSet(set): pass`): its instances behave as the base's, with its type."""
     for base in (frozenset, set):
