@@ -11,7 +11,6 @@ mutable set's contents); frozensets of literals read from inputs are constants.
 from __future__ import annotations
 
 import operator
-import sys
 import types
 
 import torch
@@ -77,6 +76,12 @@ def _compares_by_identity(cls, value) -> bool:
     return cls is types.BuiltinFunctionType and isinstance(
         getattr(value, "__self__", None), (types.ModuleType, type(None))
     )
+
+
+def _table_size(s) -> int:
+    """The bytes of a set's hash table (its memory less its object header, which a
+    subclass makes bigger)."""
+    return s.__sizeof__() - type(s).__basicsize__
 
 
 def replay_set(s: set, changes: tuple) -> None:
@@ -151,7 +156,7 @@ class SetVariable(VariableTracker):
         if (
             all(not isinstance(k, _ById) for k in order)
             and list(copy) == order
-            and sys.getsizeof(copy) == sys.getsizeof(real)
+            and _table_size(copy) == _table_size(real)
         ):
             self.keys = copy
         elif order != list(self.keys):
