@@ -153,3 +153,32 @@ def test_str_of_user_objects_and_traced_exceptions():
 
     got, frames, torch_frames = _frames(fn, torch.ones(1))
     assert got[1] == fn(torch.ones(1))[1] and frames == torch_frames == 1
+
+
+def test_frame_without_tensor_ops_that_calls_a_raising_function_runs_as_traced():
+    # no graph, but the callee was inlined: the frame runs as traced (as torch.compile
+    # installs it), so the callee is not captured again as a frame of its own, where
+    # fullgraph would refuse its uncaught raise
+    def raises():
+        try:
+            raise ValueError
+        except ValueError:
+            try:
+                raise TypeError
+            finally:
+                pass
+
+    def fn():
+        try:
+            raises()
+        except TypeError:
+            caught = "caught"
+        return caught, sys.exc_info()[0]
+
+    records = []
+    unsubscribe = fj.events.subscribe(records.append)
+    try:
+        assert fj.compile(fn, backend="eager", fullgraph=True)() == fn() == ("caught", None)
+    finally:
+        unsubscribe()
+    assert [r.function_name for r in records] == ["fn"] and records[0].transformed_code

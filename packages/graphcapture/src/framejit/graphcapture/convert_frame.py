@@ -281,7 +281,12 @@ def _generate(code, f_globals, capture: _Capture, backend, record: CompileRecord
     tx = capture.tx
     output = capture.output
     inst = tx.break_inst
-    if inst is None and output.count_calls() == 0 and not output.side_effects:
+    if (
+        inst is None
+        and output.count_calls() == 0
+        and not output.side_effects
+        and not output.inlined_calls
+    ):
         return None, 0.0
     if inst is not None:
         if _inside_loop(tx.decoded, inst.index):

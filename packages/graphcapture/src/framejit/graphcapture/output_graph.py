@@ -53,6 +53,9 @@ class OutputGraph:
         self._attr_nodes: dict[int, torch.fx.Node] = {}
         self.guards: dict[tuple[str, Any], Guard] = {}
         self.side_effects = SideEffects()
+        # user functions the trace inlined: a frame without tensor ops that made calls runs
+        # as traced (its callees are not captured again as frames of their own)
+        self.inlined_calls = 0
         # an inlined closure's cells, one tracker per real cell (id -> (cell, tracker)): a
         # nonlocal store in one call is seen by the next
         self.closure_cells: dict[int, tuple] = {}

@@ -476,6 +476,7 @@ class InstructionTranslatorBase:
         if not rule.inline:
             raise Unsupported(f"call to {code.co_qualname} ({rule.place}: {rule.why})")
         bound, cells = fn_vt.bind(self, args, kwargs)
+        self.output.inlined_calls += 1
         tracer = InliningTranslator(
             code, fn_vt.get_globals(), self.root.f_builtins, bound, cells, self.output, parent=self
         )
