@@ -182,3 +182,18 @@ def test_frame_without_tensor_ops_that_calls_a_raising_function_runs_as_traced()
     finally:
         unsubscribe()
     assert [r.function_name for r in records] == ["fn"] and records[0].transformed_code
+
+
+def _raise_type_error():
+    raise TypeError
+
+
+def test_exception_class_from_exc_info_is_returned():
+    def fn(x):
+        try:
+            _raise_type_error()
+        except TypeError:
+            return x + 1, sys.exc_info()[0], type(sys.exception())
+
+    got, frames, torch_frames = _frames(fn, torch.ones(1))
+    assert got[1:] == (TypeError, TypeError) and frames == torch_frames == 1

@@ -585,6 +585,14 @@ class UserDefinedClassVariable(ConcreteValueVariable):
 
         return construct(tx, self, args, kwargs)
 
+    def reconstruct(self, cg) -> None:
+        # a class found without a source (type(obj), sys.exc_info()[0]) is that very class,
+        # fixed by the guards on where it came from: loaded as a constant
+        if self.source is not None:
+            cg.load_source(self.source)
+        else:
+            cg.load_const(self.value)
+
 
 _TYPE_SUBCLASSES = type.__dict__["__subclasses__"]
 
