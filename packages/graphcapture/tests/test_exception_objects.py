@@ -197,3 +197,31 @@ def test_exception_class_from_exc_info_is_returned():
 
     got, frames, torch_frames = _frames(fn, torch.ones(1))
     assert got[1:] == (TypeError, TypeError) and frames == torch_frames == 1
+
+
+class _Forwarding(torch.nn.Module):
+    """A wrapper forwarding unknown attributes to its inner model (peft's pattern)."""
+
+    def __init__(self):
+        super().__init__()
+        self.inner = torch.nn.Linear(2, 2)
+        self.register_parameter("a", torch.nn.Parameter(torch.full((2,), 2.0)))
+
+    def __getattr__(self, name):
+        try:
+            return super().__getattr__(name)  # nn.Module's tables
+        except AttributeError:
+            if name == "a_copy":
+                return self.a
+            return getattr(self.inner, name)
+
+    def forward(self, x):
+        return x * self.a * self.a_copy + self.weight.sum()
+
+
+def test_module_with_its_own_getattr_that_catches_attribute_error():
+    mod = _Forwarding()
+    x = torch.ones(2)
+    got, frames, torch_frames = _frames(mod, x)
+    torch.testing.assert_close(got, mod(x))
+    assert frames == torch_frames == 1

@@ -116,7 +116,9 @@ class GetAttrMixin:
             return _call_descriptor(tx, self, name, get, [self, UserDefinedClassVariable(cls)])
         if class_attr is _MISSING:
             getattr_fn = _class_lookup(cls, "__getattr__")
-            if getattr_fn is not _MISSING and not isinstance(obj, torch.nn.Module):
+            if getattr_fn is not _MISSING and (
+                not isinstance(obj, torch.nn.Module) or getattr_fn is not _MODULE_GETATTR
+            ):  # (a module class's own __getattr__, e.g. forwarding to a wrapped model)
                 if isinstance(getattr_fn, types.FunctionType):
                     return UserMethodVariable(getattr_fn, self).call_function(
                         tx, [ConstantVariable(name)], {}
@@ -225,6 +227,7 @@ def _generic_getattribute(fn) -> bool:
 
 
 _MODULE_CALL = torch.nn.Module.__call__
+_MODULE_GETATTR = torch.nn.Module.__getattr__
 _OBJECT_GETATTRIBUTE = object.__getattribute__
 _OBJECT_SETATTR = object.__setattr__
 _OBJECT_DELATTR = object.__delattr__
