@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import functools
 import threading
 import typing
 
@@ -268,3 +269,49 @@ def test_attribute_stores_on_named_tuples_with_a_dict():
     made = fj.compile(_tag_new_pair, backend="eager", fullgraph=True)(torch.ones(2))
     assert type(made) is _PairWithDict
     torch.testing.assert_close(made.c, torch.full((2,), 4.0))
+
+
+def _cool_name(x):
+    """The wrapped function's doc."""
+    return x.sin()
+
+
+_cool_name.tag = "kept"
+
+
+def test_functools_wraps_in_the_frame_copies_the_metadata():
+    # the wrapper came back named 'uncool_name' with no __wrapped__ (torch's _repros_part2)
+    def fn(x):
+        y = x.cos()
+
+        @functools.wraps(_cool_name)
+        def uncool_name():
+            return _cool_name(y)
+
+        return uncool_name, uncool_name.__name__, uncool_name.tag
+
+    x = torch.ones(3)
+    expected = fn(x)
+    got = fj.compile(fn, backend="eager", fullgraph=True)(x)
+    for attr in ("__name__", "__qualname__", "__doc__", "__module__", "__wrapped__", "tag"):
+        assert getattr(got[0], attr) == getattr(expected[0], attr), attr
+    assert got[1:] == expected[1:]
+    torch.testing.assert_close(got[0](), expected[0]())
+
+
+def test_builtin_iterators_keep_their_type():
+    # map(...) escaped the frame as a tuple_iterator and type(map(...)) is map was False
+    def fn(x):
+        m = map(lambda a: a + 1, [x, x])  # noqa: C417 (the map object is the point)
+        z = zip([x], [x + 1], strict=False)
+        e = enumerate([x, x * 2], 3)
+        f = filter(lambda t: True, [x])
+        return type(m) is map, isinstance(z, zip), m, z, e, f
+
+    x = torch.ones(2)
+    expected = fn(x)
+    got = fj.compile(fn, backend="eager", fullgraph=True)(x)
+    assert [type(v) for v in got] == [type(v) for v in expected]
+    assert got[:2] == expected[:2]
+    for g, e in zip(got[2:], expected[2:], strict=True):
+        torch.testing.assert_close(list(g), list(e))

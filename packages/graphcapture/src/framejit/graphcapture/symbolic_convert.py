@@ -496,11 +496,11 @@ class InstructionTranslatorBase:
             self.pop()  # annotations
         kwdefaults = dict(self.pop().items) if flags & 0x02 else {}
         defaults = self.pop().unpack(self) if flags & 0x01 else []
-        self.push(
-            NestedUserFunctionVariable(
-                code, self.f_globals, defaults, kwdefaults, closure, code.co_qualname
-            )
+        fn = NestedUserFunctionVariable(
+            code, self.f_globals, defaults, kwdefaults, closure, code.co_qualname
         )
+        fn.has_annotations = bool(flags & 0x04)
+        self.push(fn)
 
     def SET_FUNCTION_ATTRIBUTE(self, inst):
         fn = self.pop()
@@ -513,7 +513,9 @@ class InstructionTranslatorBase:
             fn.kwdefaults = dict(value.items)
         elif inst.arg == 0x01:
             fn.defaults = value.unpack(self)
-        elif inst.arg != 0x04:  # annotations are dropped, as MAKE_FUNCTION does
+        elif inst.arg == 0x04:  # annotations are dropped, as MAKE_FUNCTION does
+            fn.has_annotations = True
+        else:
             raise Unsupported(f"SET_FUNCTION_ATTRIBUTE {inst.arg}")
         self.push(fn)
 

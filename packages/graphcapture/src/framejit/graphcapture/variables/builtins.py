@@ -456,7 +456,7 @@ def _enumerate(tx, iterable, start=None):
     first = start.as_python_constant() if start is not None else 0
     items = _iterate(tx, iterable)
     return IteratorVariable(
-        [TupleVariable([ConstantVariable(first + i), v]) for i, v in enumerate(items)]
+        [TupleVariable([ConstantVariable(first + i), v]) for i, v in enumerate(items)], enumerate
     )
 
 
@@ -464,7 +464,9 @@ def _zip(tx, *iterables, strict=None):
     lists = zip_items(tx, list(iterables)) if iterables else []
     if strict is not None and strict.as_python_constant() and len({len(x) for x in lists}) > 1:
         raise Unsupported("ValueError: zip() arguments of different lengths")
-    return IteratorVariable([TupleVariable(list(group)) for group in zip(*lists, strict=False)])
+    return IteratorVariable(
+        [TupleVariable(list(group)) for group in zip(*lists, strict=False)], zip
+    )
 
 
 def _reversed(tx, obj):
@@ -732,7 +734,7 @@ def _slice(tx, *args):
 def _map(tx, fn, *iterables):
     lists = [_iterate(tx, it) for it in iterables]
     return IteratorVariable(
-        [fn.call_function(tx, list(group), {}) for group in zip(*lists, strict=False)]
+        [fn.call_function(tx, list(group), {}) for group in zip(*lists, strict=False)], map
     )
 
 
@@ -746,7 +748,7 @@ def _filter(tx, fn, iterable):
         )
         if keep.truth(tx):
             out.append(item)
-    return IteratorVariable(out)
+    return IteratorVariable(out, filter)
 
 
 def _sorted(tx, iterable, **kwargs):

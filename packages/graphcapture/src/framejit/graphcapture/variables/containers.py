@@ -683,17 +683,37 @@ def RangeVariable(value: range) -> ConstantVariable:
     return ConstantVariable(value)
 
 
+def _identity(item):
+    return item
+
+
+def _true(item) -> bool:
+    return True
+
+
+# builtins whose iterators the trace makes (`kind`): how one of the same type is rebuilt over
+# the items still to come, so `type(map(...))` and what escapes are eager's
+_REBUILD_ITERATOR = {
+    map: lambda items: map(_identity, items),
+    filter: lambda items: filter(_true, items),
+    zip: lambda items: zip(*zip(*items, strict=True), strict=True) if items else zip(),
+    enumerate: lambda items: enumerate([v for _, v in items], items[0][0] if items else 0),
+}
+
+
 class IteratorVariable(VariableTracker):
-    """An iterator over known items (unrolled `for` loops); rebuilt as iter(tuple of the rest)."""
+    """An iterator over known items (unrolled `for` loops); rebuilt as iter(tuple of the rest),
+    or as an object of its builtin `kind` (map, filter, zip, enumerate) over them."""
 
     mutable = True
 
-    def __init__(self, items: list[VariableTracker]):
+    def __init__(self, items: list[VariableTracker], kind: type | None = None):
         self.items = list(items)
         self.index = 0
+        self.kind = kind
 
     def python_type(self) -> type:
-        return type(iter(()))
+        return self.kind or type(iter(()))
 
     def next(self, tx) -> VariableTracker | None:
         if self.index >= len(self.items):
@@ -708,7 +728,8 @@ class IteratorVariable(VariableTracker):
         return rest
 
     def reconstruct(self, cg) -> None:
-        cg.add_push_null(lambda: cg.load_const(iter))
+        rebuild = _REBUILD_ITERATOR.get(self.kind, iter)
+        cg.add_push_null(lambda: cg.load_const(rebuild))
         self.reconstruct_remaining(cg)
         cg.call(1)
 

@@ -304,6 +304,7 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
         self.qualname = qualname
         self.names: dict[str, str] = {}  # __name__/__qualname__ stored by the traced code
         self.attrs: dict[str, VariableTracker] = {}  # other attributes it stored (__dict__)
+        self.has_annotations = False  # MAKE_FUNCTION's annotations are dropped (not traced)
 
     def python_type(self) -> type:
         return types.FunctionType
@@ -401,7 +402,8 @@ _BEHAVIOUR_ATTRS = frozenset(
 
 
 def _with_attrs(fn, attrs: dict):
-    fn.__dict__.update(attrs)
+    for name, value in attrs.items():  # setattr: __doc__/__module__ are slots, not __dict__
+        setattr(fn, name, value)
     return fn
 
 

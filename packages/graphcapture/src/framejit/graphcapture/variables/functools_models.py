@@ -97,22 +97,84 @@ def _reduce(tx, fn, iterable, initial=None):
 
 
 class _WrapsVariable(VariableTracker):
-    """functools.wraps(wrapped): applied to a function, gives that function back.
+    """functools.wraps(wrapped) applied to a function made in the frame: update_wrapper's
+    copies (WRAPPER_ASSIGNMENTS, the wrapped function's `__dict__`, `__wrapped__`) are
+    stored on the tracker, so they are read back in the trace and set when it is rebuilt.
 
-    update_wrapper's attribute copies are not tracked: a wrapper made in the frame that
-    escapes it carries a closure, which is refused when rebuilt anyway.
+    A real function as the wrapper would be changed in place by update_wrapper: refused.
     """
 
     def __init__(self, wrapped: VariableTracker):
         self.wrapped = wrapped
 
     def call_function(self, tx, args, kwargs) -> VariableTracker:
+        from .functions import NestedUserFunctionVariable
+
         if len(args) != 1 or kwargs:
             raise Unsupported("functools.wraps(...) applied to other than one function")
-        return args[0]
+        wrapper = args[0]
+        if not isinstance(wrapper, NestedUserFunctionVariable):
+            raise Unsupported(f"functools.wraps(...) applied to {wrapper} (changed in place)")
+        for name in functools.WRAPPER_ASSIGNMENTS:
+            value = _wrapped_attribute(tx, self.wrapped, name)
+            if value is not None:
+                wrapper.store_attr(name, value)
+        for name, value in _wrapped_dict_items(tx, self.wrapped):
+            wrapper.store_attr(name, value)
+        wrapper.store_attr("__wrapped__", self.wrapped)
+        return wrapper
+
+
+def _wrapped_attribute(tx, wrapped, name: str):
+    """update_wrapper's `getattr(wrapped, name)`, None where it raises AttributeError."""
+    from .functions import NestedUserFunctionVariable, UserFunctionVariable
+
+    if isinstance(wrapped, NestedUserFunctionVariable):
+        if name == "__annotations__":
+            if wrapped.has_annotations:
+                raise Unsupported(
+                    "functools.wraps of a function made in the frame with annotations"
+                )
+            return None  # both sides' are empty dicts: the wrapper keeps its own
+        if name == "__type_params__":
+            return ConstantVariable(())
+        return wrapped.var_getattr(tx, name)
+    if isinstance(wrapped, UserFunctionVariable):
+        real = wrapped.value
+        if not hasattr(real, name):
+            return None
+        if name in ("__annotations__", "__type_params__"):
+            from ..sources import AttrSource
+            from .builder import wrap
+
+            if wrapped.source is None:
+                raise Unsupported(f"{name} of a function without a source")
+            return wrap(tx, getattr(real, name), AttrSource(wrapped.source, name))
+        return wrapped.var_getattr(tx, name)
+    raise Unsupported(f"functools.wraps({wrapped})")
+
+
+def _wrapped_dict_items(tx, wrapped):
+    """update_wrapper's `wrapper.__dict__.update(wrapped.__dict__)`, its keys guarded."""
+    from framejit.guards import GuardKind
+
+    from ..sources import AttrSource
+    from .functions import NestedUserFunctionVariable
+
+    if isinstance(wrapped, NestedUserFunctionVariable):
+        return list(wrapped.attrs.items())
+    real_dict = wrapped.value.__dict__
+    if wrapped.source is None:
+        raise Unsupported("__dict__ of a function without a source")
+    tx.output.add_guard(
+        AttrSource(wrapped.source, "__dict__"), GuardKind.DICT_KEYS, real_dict, origin=tx.origin()
+    )
+    return [(name, wrapped.var_getattr(tx, name)) for name in real_dict]
 
 
 def _wraps(tx, wrapped, *args, **kwargs):
+    if args or kwargs:
+        raise Unsupported("functools.wraps with assigned=/updated=")
     return _WrapsVariable(wrapped)
 
 
