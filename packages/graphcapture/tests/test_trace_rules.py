@@ -233,7 +233,9 @@ def test_tinypkg_model_is_one_graph():
     assert len(ops) >= 3 * 3 + 2  # linear, gelu, add per block; layer_norm, scale
 
 
-def test_tinypkg_function_with_logging_breaks_once(caplog):
+def test_tinypkg_function_with_logging_replays_the_call_after_the_graph(caplog):
+    # a logging call with constant arguments is recorded and made after the graph, in
+    # program order, rather than breaking it (transformers' warning_once in every layer)
     x = torch.randn(3)
     expected = tinypkg.noisy(x)
     caplog.clear()
@@ -244,5 +246,5 @@ def test_tinypkg_function_with_logging_breaks_once(caplog):
     finally:
         unsubscribe()
     assert [r.getMessage() for r in caplog.records] == ["tinypkg.noisy called"]
-    breaks = [b for r in seen for b in r.graph_breaks]
-    assert len(breaks) == 1 and "logging" in breaks[0].reason
+    assert [b.reason for r in seen for b in r.graph_breaks] == []
+    assert len([g for r in seen for g in r.graphs]) == 1
