@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import functools
 import threading
 import typing
@@ -315,3 +316,52 @@ def test_builtin_iterators_keep_their_type():
     assert got[:2] == expected[:2]
     for g, e in zip(got[2:], expected[2:], strict=True):
         torch.testing.assert_close(list(g), list(e))
+
+
+def _lengths(lst):
+    for _ in range(3):
+        yield len(lst)
+
+
+def test_generator_reading_what_its_consumer_changes_is_not_run_ahead():
+    # the inlined generator ran to its end before the loop body: it yielded 0, 0, 0 where
+    # eager yields 0, 1, 2 (the body appends to the list the generator reads)
+    def fn(x, lst):
+        for v in _lengths(lst):
+            lst.append(v)
+            x = x + v
+        return x
+
+    expected_list, got_list = [], []
+    expected = fn(torch.zeros(2), expected_list)
+    got = fj.compile(fn, backend="eager")(torch.zeros(2), got_list)
+    torch.testing.assert_close(got, expected)
+    assert got_list == expected_list == [0, 1, 2]
+
+
+def _chunks(x):
+    for i in range(0, 4, 2):
+        yield x[i : i + 2]
+
+
+class _Output(collections.OrderedDict):
+    def __getitem__(self, k):
+        if isinstance(k, str):
+            inner = {k: v for (k, v) in self.items()}  # noqa: C416 (a comprehension is the point)
+            return inner[k]
+        return self.to_tuple()[k]
+
+    def to_tuple(self):
+        return tuple(self[k] for k in self.keys())
+
+
+def test_generators_that_write_only_what_they_make_stay_in_one_graph():
+    # writes after a yield to objects made since (a dict comprehension in __getitem__)
+    # and a consumer building a new list are not what a run-ahead could get wrong
+    def fn(x, out):
+        doubled = [c * 2 for c in _chunks(x)]
+        return out.to_tuple()[0] + doubled[1].sum()
+
+    out = _Output(a=torch.ones(3), b=torch.zeros(3))
+    x = torch.arange(4.0)
+    torch.testing.assert_close(fj.compile(fn, backend="eager", fullgraph=True)(x, out), fn(x, out))

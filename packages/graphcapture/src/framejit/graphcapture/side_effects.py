@@ -29,12 +29,16 @@ class SideEffects:
         # every store or mutation seen, replayed or not (objects made by the trace too): a
         # generator run ahead of its consumer must not write after its first yield
         self.writes = 0
+        # what each write was to, in order: the tracker, or None for a global, a free
+        # variable or a recorded call (RanAheadIteratorVariable checks its consumer's)
+        self.write_targets: list[VariableTracker | None] = []
 
     def __bool__(self) -> bool:
         return bool(self._order) or bool(self._cells)
 
     def mutated(self, container: VariableTracker) -> None:
         self.writes += 1
+        self.write_targets.append(container)
         if container.source is None:
             return  # made by the trace: rebuilt from its final contents when needed
         if id(container) not in self._containers:
@@ -49,6 +53,7 @@ class SideEffects:
         __setattr__ ends with), without calling that __setattr__ again; "dict" as
         `obj.__dict__[name] = value`, past any descriptor of the class."""
         self.writes += 1
+        self.write_targets.append(obj)
         if getattr(obj, "made_in_trace", False):
             obj.attrs[name] = value  # rebuilt whole if it escapes: nothing to replay
             return
@@ -72,6 +77,7 @@ class SideEffects:
 
     def store_global(self, name: str, value: VariableTracker) -> None:
         self.writes += 1
+        self.write_targets.append(None)
         if name not in self._globals:
             self._order.append(("global", name))
         self._globals[name] = value
@@ -83,11 +89,13 @@ class SideEffects:
         """`target.method(*args)` with constant args, made when the replay runs (a logging
         call: variables/logging_models.py); `target` has a source."""
         self.writes += 1
+        self.write_targets.append(None)
         self._order.append(("call", (target, method, args)))
 
     def store_cell(self, name: str, value: VariableTracker) -> None:
         """`name` is a free variable of the compiled frame (a cell of its closure)."""
         self.writes += 1
+        self.write_targets.append(None)
         self._cells[name] = value
 
     def stored_cells(self) -> list[str]:

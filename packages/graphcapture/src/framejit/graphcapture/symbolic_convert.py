@@ -41,7 +41,7 @@ from .variables import (
     VariableTracker,
     wrap,
 )
-from .variables.base import LazyVariable, fold, is_constant_value
+from .variables.base import LazyVariable, births_so_far, fold, is_constant_value
 from .variables.builtins import (
     BuiltinVariable,
     binary_op,
@@ -50,7 +50,7 @@ from .variables.builtins import (
     identity_compare,
     unary_op,
 )
-from .variables.containers import contents_repr, mapping_items
+from .variables.containers import RanAheadIteratorVariable, contents_repr, mapping_items
 from .variables.exception_objects import ExceptionObjectVariable
 from .variables.exceptions import ObservedException, TracedRaise, exception_matches
 from .variables.functions import MethodRef
@@ -905,34 +905,42 @@ class InliningTranslator(InstructionTranslatorBase):
 
     def run_generator(self) -> VariableTracker:
         """The generator is run to its end here, ahead of its consumer: sound only while
-        nothing it does after its first yield could see or be seen by the consumer's work
-        in between (a `for` body, a `with` body).  So once it has yielded it may not write
-        (side_effects.writes); a contextmanager's generator, whose `with` body runs between
-        its yield and the rest, may then only run the instructions of `try: yield finally:
-        if flag: ...` on its own locals."""
+        nothing it does after a yield could see or be seen by the consumer's work in
+        between (a `for` body, a `with` body).  So after a yield it may write only to
+        objects it made since (side_effects.write_targets, VariableTracker.born), and its
+        consumer may change nothing made before the run (RanAheadIteratorVariable); a
+        contextmanager's generator, whose `with` body runs between its yield and the rest,
+        may then only run the instructions of `try: yield finally: if flag: ...` on its
+        own locals."""
         self.yielded: list[VariableTracker] = []
-        writes_at_yield = None
+        writes = self.output.side_effects.write_targets
+        checked = 0
+        latest_yield = None  # births_so_far() at the latest yield
         strict = _is_contextmanager_init(self.parent)
         while not self.done:
-            if self.yielded:
-                if writes_at_yield is None:
-                    writes_at_yield = self.output.side_effects.writes
-                if strict and self.insts[self.ip].opname not in _QUIET_AFTER_YIELD:
-                    raise Unsupported(
-                        "a contextmanager's generator acting after its yield (it would run "
-                        "before the with body)"
-                    )
+            if self.yielded and strict and self.insts[self.ip].opname not in _QUIET_AFTER_YIELD:
+                raise Unsupported(
+                    "a contextmanager's generator acting after its yield (it would run "
+                    "before the with body)"
+                )
+            count = len(self.yielded)
             self.step()
-        if writes_at_yield is not None and self.output.side_effects.writes != writes_at_yield:
-            raise Unsupported(
-                "a generator writing after its first yield (run ahead of its consumer)"
-            )
+            if latest_yield is not None:
+                for target in writes[checked:]:
+                    if target is None or target.source is not None or target.born < latest_yield:
+                        raise Unsupported(
+                            "a generator writing after its first yield to what its consumer "
+                            "may see (run ahead of its consumer)"
+                        )
+            checked = len(writes)
+            if len(self.yielded) != count:
+                latest_yield = births_so_far()
         if strict:
             from .variables.iterators import RunAheadGeneratorVariable
 
             it = RunAheadGeneratorVariable(self.yielded)
         else:
-            it = IteratorVariable(self.yielded)
+            it = RanAheadIteratorVariable(self.yielded, births_so_far(), len(writes))
         it.result = self.return_value  # what `yield from` of this generator evaluates to
         return it
 

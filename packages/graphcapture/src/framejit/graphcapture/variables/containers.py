@@ -748,6 +748,44 @@ class IteratorVariable(VariableTracker):
         raise Unsupported(f"iterator.{name}")
 
 
+class RanAheadIteratorVariable(IteratorVariable):
+    """The items of a generator the trace ran to its end at the call, ahead of its consumer
+    (InliningTranslator.run_generator).  Eager runs the generator's body between the
+    consumer's next() calls, so the items are eager's only while the consumer changes
+    nothing the generator could have read: nothing made before the run, no global or
+    free variable.  Checked at each next() until it is exhausted."""
+
+    def __init__(self, items: list[VariableTracker], ran_until: int, writes_seen: int):
+        super().__init__(items)
+        self.ran_until = ran_until  # births_so_far() when the run ended
+        self.writes_seen = writes_seen  # side_effects.write_targets checked so far
+        self.finished = False
+
+    def _check_consumer(self, tx) -> None:
+        writes = tx.output.side_effects.write_targets
+        for target in writes[self.writes_seen :]:
+            if target is None or target.source is not None or target.born < self.ran_until:
+                raise Unsupported(
+                    "the consumer of a generator run ahead of it changed what the "
+                    "generator may read before its next item"
+                )
+        self.writes_seen = len(writes)
+
+    def next(self, tx) -> VariableTracker | None:
+        if self.finished:
+            return None
+        self._check_consumer(tx)
+        item = super().next(tx)
+        self.finished = item is None
+        return item
+
+    def unpack(self, tx) -> list[VariableTracker]:
+        if not self.finished:
+            self._check_consumer(tx)
+        self.finished = True
+        return super().unpack(tx)
+
+
 class SourcedIteratorVariable(IteratorVariable):
     """A real tuple iterator from the frame's inputs: it is the same object after the frame
     (rebuilt from its source), advanced by as many items as the trace consumed."""
