@@ -239,15 +239,16 @@ def _apply_contents(cg: PyCodegen, container, temp: str) -> None:
     )
     from .variables.sets import SetVariable, replay_set
 
-    if isinstance(container, SourcedIteratorVariable):
-        cg.add_push_null(lambda: cg.load_const(advance_iterator))
-        cg.load_source(container.source)
-        cg.emit("LOAD_FAST", temp)
-        cg.call(2)
-        cg.pop_top()
-    elif isinstance(container, SetVariable):
-        # replay_set(src, (removed, added))
-        cg.add_push_null(lambda: cg.load_const(replay_set))
+    # advance_iterator(src, n consumed) / replay_set(src, (removed, added))
+    replay = (
+        advance_iterator
+        if isinstance(container, SourcedIteratorVariable)
+        else replay_set
+        if isinstance(container, SetVariable)
+        else None
+    )
+    if replay is not None:
+        cg.add_push_null(lambda: cg.load_const(replay))
         cg.load_source(container.source)
         cg.emit("LOAD_FAST", temp)
         cg.call(2)
