@@ -72,18 +72,25 @@ def test_training_grads_equal_eager(name):
             torch.testing.assert_close(p.grad, q.grad, msg=pname)
 
 
-def _torch_compile_counts(name):
+def _torch_compile_graphs(model, inputs) -> Counting:
+    """torch.compile's graphs of `model(**inputs)` without grad (the reference counts),
+    Dynamo's caches reset on both sides so no other test's entries count."""
     import torch._dynamo
 
-    model, inputs = hf_tiny.make(name)
-    model.eval()
-    backend = Counting()
+    reference = Counting()
     torch._dynamo.reset()
     try:
         with torch.no_grad():
-            torch.compile(model, backend=backend)(**inputs)
+            torch.compile(model, backend=reference)(**inputs)
     finally:
         torch._dynamo.reset()
+    return reference
+
+
+def _torch_compile_counts(name):
+    model, inputs = hf_tiny.make(name)
+    model.eval()
+    backend = _torch_compile_graphs(model, inputs)
     return len(backend.graphs), backend.ops()
 
 
@@ -175,16 +182,8 @@ def test_heads_with_labels_match_torch_compile(name):
     in the model (CrossEntropyLoss built in forward; the first call sets
     config.problem_type through huggingface_hub's validators).  Eval: torch.compile's graph
     count and ops, values equal; training (dropout on, same seed): gradients equal."""
-    import torch._dynamo
-
     model, inputs = hf_tiny.make(name)
-    reference, ours = Counting(), Counting()
-    torch._dynamo.reset()
-    try:
-        with torch.no_grad():
-            torch.compile(copy.deepcopy(model).eval(), backend=reference)(**inputs)
-    finally:
-        torch._dynamo.reset()
+    reference, ours = _torch_compile_graphs(copy.deepcopy(model).eval(), inputs), Counting()
     model.eval()
     twin = copy.deepcopy(model)
     compiled = fj.compile(model, backend=ours)
@@ -221,13 +220,7 @@ def test_output_attentions_and_hidden_states_match_torch_compile():
     ids = torch.randint(1, hf_tiny.VOCAB, (2, hf_tiny.SEQ))
     inputs = {"input_ids": ids, "output_attentions": True, "output_hidden_states": True}
     model.eval()
-    reference, ours = Counting(), Counting()
-    torch._dynamo.reset()
-    try:
-        with torch.no_grad():
-            torch.compile(copy.deepcopy(model), backend=reference)(**inputs)
-    finally:
-        torch._dynamo.reset()
+    reference, ours = _torch_compile_graphs(copy.deepcopy(model), inputs), Counting()
     twin = copy.deepcopy(model)
     compiled = fj.compile(model, backend=ours)
     with torch.no_grad():
@@ -243,17 +236,9 @@ def test_output_attentions_and_hidden_states_match_torch_compile():
 def test_wav2vec2_weight_norm_conv_matches_torch_compile():
     """wav2vec2's positional conv is weight-normed (a parametrization: `weight` is a
     property whose getter closes over the name): eval in one graph, as torch.compile."""
-    import torch._dynamo
-
     model, inputs = hf_tiny.make("wav2vec2")
     model.eval()
-    reference, ours = Counting(), Counting()
-    torch._dynamo.reset()
-    try:
-        with torch.no_grad():
-            torch.compile(copy.deepcopy(model), backend=reference)(**inputs)
-    finally:
-        torch._dynamo.reset()
+    reference, ours = _torch_compile_graphs(copy.deepcopy(model), inputs), Counting()
     compiled = fj.compile(model, backend=ours)
     with torch.no_grad():
         _assert_outputs_close(compiled(**inputs), model(**inputs))
