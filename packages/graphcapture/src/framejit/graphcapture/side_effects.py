@@ -19,6 +19,10 @@ if TYPE_CHECKING:
     from .variables.base import VariableTracker
 
 
+# the value of an attribute `del obj.name` removed (no tracker: nothing to rebuild)
+DELETED: Any = type("Deleted", (), {"__repr__": lambda self: "<deleted>"})()
+
+
 class SideEffects:
     def __init__(self) -> None:
         self._order: list[tuple[str, Any]] = []
@@ -65,10 +69,30 @@ class SideEffects:
             self._order.append(("attr", key))
         self._attrs[key] = (obj, value, how)
 
+    def delete_attr(self, obj: VariableTracker, name: str, existed: bool) -> None:
+        """`del obj.name` on an object with a source, replayed as DELETE_ATTR; later reads
+        in the trace find nothing (is_deleted).  `existed`: the real object has the
+        attribute now; one only the trace stored leaves nothing to replay."""
+        if existed:
+            self.store_attr(obj, name, DELETED, how="delete")
+            return
+        self.writes += 1
+        self.write_targets.append(obj)
+        key = (id(obj), name)
+        if self._attrs.pop(key, None) is not None:
+            self._order.remove(("attr", key))
+
+    def is_deleted(self, obj: VariableTracker, name: str) -> bool:
+        found = self._attrs.get((id(obj), name))
+        return found is not None and found[1] is DELETED
+
     def pending_attr(self, obj: VariableTracker, name: str) -> VariableTracker | None:
         if getattr(obj, "made_in_trace", False):
             return obj.attrs.get(name)
         found = self._attrs.get((id(obj), name))
+        if found is not None and found[1] is DELETED:
+            # eager raises AttributeError (or finds a class attribute): that runs at a break
+            raise Unsupported(f"AttributeError: {name!r} was deleted earlier in the frame")
         return None if found is None else found[1]
 
     def has_pending_attrs(self, obj: VariableTracker) -> bool:
@@ -109,7 +133,8 @@ class SideEffects:
                 out.append(key)
             elif kind == "attr":
                 obj, value, _ = self._attrs[key]
-                out.append(value)
+                if value is not DELETED:
+                    out.append(value)
                 if obj.source is None:
                     out.append(obj)
             elif kind == "call":
@@ -124,7 +149,7 @@ class SideEffects:
         # (D['seen'], obj.attr) must be loaded before the replay clears or rebinds it.
         temps = []
         for i, (kind, key) in enumerate(self._order):
-            if kind == "call":
+            if kind == "call" or (kind == "attr" and self._attrs[key][1] is DELETED):
                 temps.append(None)
                 continue
             if kind == "container":
@@ -154,6 +179,11 @@ class SideEffects:
             cg.store_local(name)
 
 
+def _replay_delete(cg: PyCodegen, obj, name: str, temp: None) -> None:
+    _load_target(cg, obj)
+    cg.emit("DELETE_ATTR", name)
+
+
 def _replay_setattr(cg: PyCodegen, obj, name: str, temp: str) -> None:
     cg.emit("LOAD_FAST", temp)
     _load_target(cg, obj)
@@ -181,6 +211,7 @@ _REPLAY_STORE = {
     "setattr": _replay_setattr,
     "object": _replay_object_setattr,
     "dict": _replay_dict_store,
+    "delete": _replay_delete,
 }
 
 

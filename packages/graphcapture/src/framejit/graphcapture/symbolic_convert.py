@@ -376,6 +376,11 @@ class InstructionTranslatorBase:
             return
         raise Unsupported(f"attribute store on {obj}")
 
+    def DELETE_ATTR(self, inst):
+        from .variables.attr_delete import delete_attr
+
+        delete_attr(self, self.pop(), inst.argval)
+
     def LOAD_METHOD(self, inst):
         obj = self.pop()
         self.push_callable(MethodRef(obj, inst.argval))

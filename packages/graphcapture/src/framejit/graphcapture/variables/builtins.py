@@ -617,6 +617,8 @@ def _getattr(tx, obj, name, default=None):
     attr = name.as_python_constant()
     if default is None:
         return obj.var_getattr(tx, attr)
+    if tx.output.side_effects.is_deleted(obj, attr):
+        return default
     try:
         return obj.var_getattr(tx, attr)
     except Unsupported as e:
@@ -628,6 +630,8 @@ def _getattr(tx, obj, name, default=None):
 
 def _hasattr(tx, obj, name):
     attr = name.as_python_constant()
+    if tx.output.side_effects.is_deleted(obj, attr):
+        return ConstantVariable(False)  # (no class attribute of that name: attr_delete.py)
     known = getattr(obj, "has_attribute", None)
     answer = known(attr) if known is not None else None
     if answer is not None:
@@ -676,21 +680,9 @@ def _setattr(tx, obj, name, value):
 
 
 def _delattr(tx, obj, name):
-    """delattr on an object made by the trace, whose class leaves __delattr__ to object:
-    the attribute leaves its __dict__ (a class attribute of that name shows again)."""
-    from .objects import _OBJECT_DELATTR, _class_lookup
+    from .attr_delete import delete_attr
 
-    attr = name.as_python_constant()
-    attrs = getattr(obj, "attrs", None)
-    if not getattr(obj, "made_in_trace", False) or attrs is None:
-        raise Unsupported("delattr on an object that exists outside the trace")
-    if _class_lookup(type(obj.value), "__delattr__") is not _OBJECT_DELATTR:
-        raise Unsupported(f"delattr through {type(obj.value).__name__}.__delattr__")
-    if attr not in attrs:
-        raise Unsupported(f"AttributeError: delattr of {attr!r}, not an instance attribute")
-    tx.output.side_effects.writes += 1
-    del attrs[attr]
-    return ConstantVariable(None)
+    return delete_attr(tx, obj, name.as_python_constant())
 
 
 def _callable(tx, obj):

@@ -659,6 +659,8 @@ class SuperVariable(VariableTracker):
                     return _ObjectMethod(self.obj, "getattr")
                 if attr is _OBJECT_SETATTR and isinstance(self.obj, GetAttrMixin):
                     return _ObjectMethod(self.obj, "setattr")
+                if attr is _OBJECT_DELATTR and isinstance(self.obj, GetAttrMixin):
+                    return _ObjectMethod(self.obj, "delattr")
                 if attr is _OBJECT_INIT and not is_class:
                     return _ObjectMethod(self.obj, "init")
                 if attr is _OBJECT_NEW:
@@ -791,6 +793,10 @@ class _ObjectMethod(VariableTracker):
         if self.kind == "setattr" and len(args) == 2:
             store_generic(tx, self.obj, name, args[1], "object")
             return ConstantVariable(None)
+        if self.kind == "delattr" and len(args) == 1:
+            from .attr_delete import object_delattr
+
+            return object_delattr(tx, self.obj, name)
         raise Unsupported(f"object.__{self.kind}__ with {len(args)} arguments")
 
 

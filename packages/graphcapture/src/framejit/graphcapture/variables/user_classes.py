@@ -422,7 +422,7 @@ class ObjectSlotFunction(VariableTracker):
         return _ObjectMethod(args[0], self.kind).call_function(tx, list(args[1:]), kwargs)
 
 
-OBJECT_SLOTS = {"__setattr__": "setattr", "__getattribute__": "getattr"}
+OBJECT_SLOTS = {"__setattr__": "setattr", "__getattribute__": "getattr", "__delattr__": "delattr"}
 
 
 # ------------------------------------------------------------------ dunder protocol
