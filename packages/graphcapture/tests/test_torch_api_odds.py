@@ -146,3 +146,34 @@ def _check_pair(fn, *args):
     expected = fn(*args)
     torch.testing.assert_close(got[0], expected[0])
     return got, expected
+
+
+def _scaled_add(self, y):
+    return torch.add(self, y) * 3
+
+
+def _scaled_sub(self, y):
+    return torch.sub(self, y) * 3
+
+
+def test_python_method_set_on_tensor_is_inlined_and_guarded():
+    """`torch.Tensor.f = f` (a library monkeypatching tensors): inlined into one graph as eager
+    runs it, guarded by identity so rebinding it recompiles; the tensor input bound to the
+    method's `self` must not clash with the generated forward's own `self`."""
+    torch.Tensor.fj_scaled = _scaled_add
+    try:
+
+        def fn(x):
+            return x.fj_scaled(1).sin() + (x * 2).fj_scaled(2)
+
+        counter = fj.testing.CompileCounter()
+        compiled = fj.compile(fn, backend=counter)
+        x = torch.randn(4)
+        torch.testing.assert_close(compiled(x), fn(x))
+        torch.Tensor.fj_scaled = _scaled_sub
+        torch.testing.assert_close(compiled(x), fn(x))
+        assert counter.frame_count >= 2  # the rebinding recompiled
+        bound = fj.compile(_scaled_add, backend=counter)  # L['self'] is a tensor input
+        torch.testing.assert_close(bound(x, 1.5), _scaled_add(x, 1.5))
+    finally:
+        del torch.Tensor.fj_scaled

@@ -26,6 +26,10 @@ from .side_effects import SideEffects
 from .sources import python_identifier, source_name
 
 
+# the generated forward's own parameter: a tensor input from L['self'] (a Python method on
+# torch.Tensor) must not be named after it
+_RESERVED_NAMES = frozenset({"self"})
+
 class GraphInput:
     __slots__ = ("example", "node", "source", "value")
 
@@ -167,7 +171,7 @@ class OutputGraph:
         if not isinstance(used, set):
             used = {n.name for n in self.graph.nodes}
         name, i = base, 0
-        while name in used or name in self.attrs:
+        while name in used or name in self.attrs or name in _RESERVED_NAMES:
             i += 1
             name = f"{base}_{i}"
         return name

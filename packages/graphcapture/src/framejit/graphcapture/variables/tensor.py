@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import operator
+import types
 
 import torch
 
@@ -187,6 +188,8 @@ class TensorVariable(VariableTracker):
             attr = getattr(torch.Tensor, name)
         except AttributeError:
             raise Unsupported(f"Tensor has no attribute {name!r}") from None
+        if self.source is not None and _user_python_method(attr):
+            return self._user_method(tx, name, attr)
         if callable(attr) and not isinstance(attr, property):
             return TensorMethodVariable(self, name)
         with tx.output.fake_mode:
@@ -202,10 +205,32 @@ class TensorVariable(VariableTracker):
         raise Unsupported(f"Tensor attribute {name!r} of type {type(value).__name__}")
 
     def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
+        attr = getattr(torch.Tensor, name, None)
+        if self.source is not None and _user_python_method(attr):
+            return self._user_method(tx, name, attr).call_function(tx, args, kwargs)
         return TensorMethodVariable(self, name).call_function(tx, args, kwargs)
+
+    def _user_method(self, tx, name: str, fn: types.FunctionType) -> VariableTracker:
+        """A Python function the program set on torch.Tensor (`torch.Tensor.f = f`): inlined as
+        eager runs it, guarded by identity where the class holds it (it may be rebound)."""
+        from framejit.guards import GuardKind, TypeSource
+
+        from ..sources import AttrSource
+        from .functions import UserMethodVariable
+
+        fn_source = AttrSource(TypeSource(self.source), name)
+        tx.output.add_guard(fn_source, GuardKind.ID_MATCH, fn, origin=tx.origin())
+        return UserMethodVariable(fn, self)
 
     def __repr__(self) -> str:
         return f"TensorVariable({self.node.name})"
+
+
+def _user_python_method(attr) -> bool:
+    """A plain Python function on torch.Tensor that torch did not define (monkeypatched)."""
+    return isinstance(attr, types.FunctionType) and not (
+        attr.__module__ == "torch" or (attr.__module__ or "").startswith("torch.")
+    )
 
 
 class TensorMethodVariable(VariableTracker):
