@@ -14,6 +14,7 @@ from typing import Any
 import torch
 import torch.fx
 from torch._subclasses.fake_tensor import FakeTensorMode
+from torch.fx.experimental.symbolic_shapes import is_accessor_node
 from torch.utils._pytree import tree_map
 
 from framejit.guards import Guard, GuardKind
@@ -228,8 +229,10 @@ class OutputGraph:
                 root.register_parameter(name, value)
             else:
                 root.register_buffer(name, value)
-        # no dead-code elimination: the backend gets every op the code ran, as torch.compile
-        # hands it (its CompileCounter counts them; backends prune what they do not need)
+        # no general dead-code elimination: the backend gets every op the code ran, as
+        # torch.compile hands it (its CompileCounter counts them); only the trivially pure
+        # leftovers that torch.compile also drops go (_prune_trivial)
+        _prune_trivial(graph)
         for node in list(graph.nodes):
             if node.op == "placeholder" and not node.users and node not in self._bound_syms():
                 graph.erase_node(node)
@@ -246,6 +249,39 @@ class OutputGraph:
                     if isinstance(s, torch.SymInt):
                         used |= s.node.expr.free_symbols
         return {node for sym, node in self.sym_inputs.items() if sym in used}
+
+
+def _is_sym_arg(arg: Any) -> bool:
+    if isinstance(arg, (int, float, bool)):
+        return True
+    return isinstance(arg, torch.fx.Node) and isinstance(
+        arg.meta.get("example_value"), (torch.SymInt, torch.SymFloat, torch.SymBool)
+    )
+
+
+def _is_trivial(node: torch.fx.Node) -> bool:
+    """A node whose result, unused, can go without changing what the graph does: an
+    attribute read, `operator.getitem` (the unused half of `x.min(dim)`'s pair, an element
+    of a split), a size accessor, or arithmetic on size symbols alone."""
+    if node.op == "get_attr":
+        return True
+    if node.op != "call_function":
+        return False
+    if node.target is operator.getitem or is_accessor_node(node):
+        return True
+    return (
+        isinstance(node.meta.get("example_value"), (torch.SymInt, torch.SymFloat, torch.SymBool))
+        and all(_is_sym_arg(a) for a in node.args)
+        and all(_is_sym_arg(a) for a in node.kwargs.values())
+    )
+
+
+def _prune_trivial(graph: torch.fx.Graph) -> None:
+    """Drop unused trivial nodes, last first (a chain of them goes at once), as
+    torch.compile's output graph does before calling the backend."""
+    for node in reversed(list(graph.nodes)):
+        if not node.users and _is_trivial(node):
+            graph.erase_node(node)
 
 
 def tree_proxies(value):
