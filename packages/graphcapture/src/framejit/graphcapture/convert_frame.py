@@ -40,6 +40,7 @@ from .logs import logger
 from .output_graph import OutputGraph
 from .records import CompileRecord, GraphBreakRecord, GraphRecord, InputMeta
 from .resume import ResumeFunction, make_resume_function
+from .sources import LocalSource
 from .symbolic_convert import InstructionTranslator, LazyVariable
 from .variables import IteratorVariable, NullVariable, TensorVariable
 
@@ -301,16 +302,20 @@ def _generate(code, f_globals, capture: _Capture, backend, record: CompileRecord
             raise SkipFrame(f"graph break at {inst.realname}, which cannot be re-run alone")
         consumed = effect[0]
     else:
-        protected = None
+        protected = effect = None
         consumed = 0  # RETURN_VALUE already popped the value: it is tx.return_value
     stack = tx.stack
     deep = stack[: len(stack) - consumed]
     top = stack[len(stack) - consumed :]
-    targets = _resume_targets(tx, inst)
+    moves = _result_moves(tx, inst, effect)
+    targets = _resume_targets(tx, inst, len(moves))
     if protected is not None:
         _check_protected(inst, protected, deep)
         targets.append(protected.target)
     live_by_target = {off: _live_values(tx, off) for off in targets}
+    if moves and inst.index + 1 + len(moves) in live_by_target:
+        at = inst.index + 1 + len(moves)
+        live_by_target[at] = _live_after_moves(tx, at, moves, live_by_target[at])
 
     def emit_body(cg: PyCodegen) -> None:
         _preload(cg, preload)
@@ -324,7 +329,9 @@ def _generate(code, f_globals, capture: _Capture, backend, record: CompileRecord
         elif inst.opname in opcodes.CONDITIONAL_JUMPS:
             _emit_conditional_break(cg, tx, inst, deep, top, live_by_target, resumes)
         else:
-            _emit_break(cg, tx, inst, deep, top, effect[1], live_by_target, resumes, protected)
+            _emit_break(
+                cg, tx, inst, deep, top, effect[1], live_by_target, resumes, protected, moves
+            )
 
     # pass 1: which graph values does the generated code need?
     resumes: dict[int, ResumeFunction] = {}
@@ -464,13 +471,46 @@ def _inside_loop(decoded, index: int) -> bool:
     )
 
 
-def _resume_targets(tx, inst) -> list[int]:
-    """Instruction indices where the frame continues after the break."""
+def _resume_targets(tx, inst, moved: int = 0) -> list[int]:
+    """Instruction indices where the frame continues after the break (after the `moved`
+    instructions that _result_moves runs in the rewritten frame)."""
     if inst is None or inst.opname in opcodes.TERMINAL:
         return []
     if inst.opname in opcodes.CONDITIONAL_JUMPS:
         return [inst.index + 1, inst.target]
-    return [inst.index + 1]
+    return [inst.index + 1 + moved]
+
+
+# what the instruction after a break does with the break's result, when it only moves it
+_RESULT_MOVES = ("POP_TOP", "STORE_FAST")
+
+
+def _result_moves(tx, inst, effect) -> list:
+    """The instruction after the break when it drops the break's result or stores it in a
+    local (`x.tolist()` as a statement, `n = t.item()`): it runs in the rewritten frame,
+    so the resume function gets the value as a local, read (and guarded) only if its code
+    reads it, rather than as a stack value that its trace would specialize on.  Without
+    this, a break whose result changes per call (a float, a list of floats) recompiles
+    the resume function on each call, as TorchDynamo's lazily guarded stack does not."""
+    if inst is None or effect is None or effect[1] != 1 or inst.opname in opcodes.TERMINAL:
+        return []
+    if inst.opname in opcodes.CONDITIONAL_JUMPS:
+        return []
+    following = tx.decoded.insts[inst.index + 1]
+    return [following] if following.opname in _RESULT_MOVES else []
+
+
+def _live_after_moves(tx, index: int, moves: list, live: list) -> list:
+    """`live` at `index` with the locals that `moves` stored, now read from the frame."""
+    stored = {m.argval for m in moves if m.opname == "STORE_FAST"}
+    if not stored:
+        return live
+    wanted = tx.decoded.live_locals_at(index)
+    by_name = {name: vt for name, vt in live if name not in stored}
+    for name in stored & set(wanted):
+        by_name[name] = LazyVariable(None, LocalSource(name))
+    order = {name: i for i, name in enumerate(tx.code.co_varnames)}
+    return sorted(by_name.items(), key=lambda item: order.get(item[0], len(order)))
 
 
 def _live_values(tx, index: int) -> list[tuple[str, Any]]:
@@ -607,7 +647,9 @@ def _check_protected(inst, entry, deep) -> None:
         raise SkipFrame("graph break inside a try/with block with a call under way around it")
 
 
-def _emit_break(cg, tx, inst, deep, top, produced, live_by_target, resumes, protected=None):
+def _emit_break(
+    cg, tx, inst, deep, top, produced, live_by_target, resumes, protected=None, moves=()
+):
     """The graph-break instruction, run for real, then a call to the resume function.
 
     Inside a try/with range (`protected`: the exception-table entry covering it) the
@@ -620,9 +662,11 @@ def _emit_break(cg, tx, inst, deep, top, produced, live_by_target, resumes, prot
     fn = None
     extras = 0
     if not terminal:
-        live = live_by_target[inst.index + 1]
+        after = inst.index + 1 + len(moves)
+        produced -= len(moves)
+        live = live_by_target[after]
         fn = _call_resume(
-            cg, tx, inst.index + 1, deep, produced, live, resumes, leading_dummy=bool(protected)
+            cg, tx, after, deep, produced, live, resumes, leading_dummy=bool(protected)
         )
         before = _stack_size(cg)
         _load_resume(cg, tx, fn, method_style=bool(protected), live=live)
@@ -648,6 +692,8 @@ def _emit_break(cg, tx, inst, deep, top, produced, live_by_target, resumes, prot
     if protected is not None:
         cg.insts.append(fbc.TryEnd())
     cg.break_end = len(cg.insts)
+    for move in moves:
+        cg.emit(move.opname, move.argval if move.opname == "STORE_FAST" else None)
     if not terminal:
         for name, vt in live:
             _reconstruct_local(cg, name, vt)
