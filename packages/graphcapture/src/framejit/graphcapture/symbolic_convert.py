@@ -65,7 +65,7 @@ from .variables.objects import (
     store_generic,
 )
 from .variables.sets import SetVariable, key_of
-from .variables.tensor import grad_store_is_plain, is_instance_attr_of_tensor
+from .variables.tensor_stores import store_tensor_attr
 from .variables.user_classes import user_iterator_of
 
 # __setattr__ slots that are object's generic store (BaseException's is its own slot)
@@ -361,12 +361,8 @@ class InstructionTranslatorBase:
         if isinstance(obj, NNModuleVariable):
             self.output.side_effects.store_attr(obj, name, value)
             return
-        if isinstance(obj, TensorVariable) and (
-            is_instance_attr_of_tensor(name) or grad_store_is_plain(obj, name, value)
-        ):
-            # `t.flag = v` lands in the tensor's __dict__: replayed on the input or the
-            # graph output it is, and read back by the trace
-            self.output.side_effects.store_attr(obj, name, value)
+        if isinstance(obj, TensorVariable):
+            store_tensor_attr(self, obj, name, value)
             return
         if isinstance(obj, NestedUserFunctionVariable):
             obj.store_attr(name, value)

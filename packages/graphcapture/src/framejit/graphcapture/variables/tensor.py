@@ -53,30 +53,6 @@ METADATA_ATTRS = {
 }
 
 
-def is_instance_attr_of_tensor(name: str) -> bool:
-    """`t.<name> = v` stores into the tensor's __dict__ (no Tensor property or method)."""
-    return not name.startswith("__") and not hasattr(torch.Tensor, name)
-
-
-def grad_store_is_plain(tensor, name: str, value) -> bool:
-    """`y.grad = g` on a tensor the graph made that needs no grad, with g None or a tensor of
-    y's sizes, dtype and device: nothing for eager to check or warn about, so the store is
-    replayed on the graph's output like an attribute of its own."""
-    if name != "grad" or tensor.source is not None or tensor.example.requires_grad:
-        return False
-    if value.is_python_constant():
-        return value.as_python_constant() is None
-    if not isinstance(value, TensorVariable):
-        return False
-    a, b = tensor.example, value.example
-    sizes = (*a.shape, *b.shape)
-    return (
-        all(type(s) is int for s in sizes)
-        and a.shape == b.shape
-        and (a.dtype, a.device, a.layout) == (b.dtype, b.device, b.layout)
-    )
-
-
 def _is_legacy_class(value) -> bool:
     """torch.FloatTensor, torch.cuda.HalfTensor, ... (the legacy tensor types)."""
     return isinstance(value, type) and value in torch._tensor_classes
@@ -156,6 +132,9 @@ class TensorVariable(VariableTracker):
         return wrap(tx, real.grad, AttrSource(self.source, "grad"))
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
+        from .tensor_stores import GRAD_ALIASES
+
+        name = GRAD_ALIASES.get(name, name)
         stored = tx.output.side_effects.pending_attr(self, name)
         if stored is not None:
             return stored
