@@ -17,6 +17,8 @@ from framejit.guards import (
     GlobalSource,
     HandledExceptionSource,
     ItemSource,
+    ListItemSource,
+    ListLenSource,
     LocalSource,
     NNModuleSource,
     NumelSource,
@@ -42,6 +44,17 @@ class Box:
     pass
 
 
+class Reversed(list):
+    """A list subclass whose own __getitem__/__len__ lie: ListItemSource/ListLenSource read
+    past them."""
+
+    def __getitem__(self, i):
+        return list.__getitem__(self, -1 - i)
+
+    def __len__(self):
+        return 0
+
+
 @pytest.fixture
 def frame():
     mod = torch.nn.BatchNorm1d(3)
@@ -59,6 +72,7 @@ def frame():
         "fn": _closure_fn(),
         "it": it,
         "cell": _closure_fn().__closure__[0],
+        "rev": Reversed([1, 2, 3]),
     }
     G = {"torch": torch, "__builtins__": builtins}
     return L, G
@@ -85,6 +99,8 @@ CASES = [
     (ClosureCellSource(LocalSource("fn"), 0), "L['fn'].__closure__[0].cell_contents"),
     (CellContentsSource(LocalSource("cell")), "L['cell'].cell_contents"),
     (TupleIteratorSource(LocalSource("it"), 1), "___tuple_iterator_getitem(L['it'], 1)"),
+    (ListItemSource(LocalSource("rev"), 0), "___list_getitem(L['rev'], 0)"),
+    (ListLenSource(LocalSource("rev")), "___list_len(L['rev'])"),
     (ShapeSource(LocalSource("x"), 0), "L['x'].size()[0]"),
     (StrideSource(LocalSource("x"), 0), "L['x'].stride()[0]"),
     (NumelSource(LocalSource("x")), "L['x'].numel()"),
@@ -113,6 +129,8 @@ def test_values_the_sources_reach(frame):
     assert StrideSource(LocalSource("x"), 0).get(L, G) == 1
     assert ParamSource(LocalSource("mod"), "weight").get(L, G) is L["mod"].weight
     assert BuiltinSource("len").get(L, G) is len
+    assert ListItemSource(LocalSource("rev"), 0).get(L, G) == 1  # not Reversed.__getitem__
+    assert ListLenSource(LocalSource("rev")).get(L, G) == 3
 
 
 def test_hashable_and_comparable():

@@ -295,6 +295,14 @@ def _apply_contents(cg: PyCodegen, container, temp: str) -> None:
         cg.emit("LOAD_FAST", temp)
         cg.call_method(1)
         cg.pop_top()
+    elif getattr(container, "replay_past_override", False):
+        # list.__setitem__(src, slice(None), new): a list subclass's own __setitem__ is not run
+        cg.add_push_null(lambda: cg.load_const(list.__setitem__))
+        cg.load_source(container.source)
+        cg.load_const(slice(None))
+        cg.emit("LOAD_FAST", temp)
+        cg.call(3)
+        cg.pop_top()
     elif isinstance(container, ListVariable):
         # src[:] = new
         cg.emit("LOAD_FAST", temp)

@@ -12,6 +12,7 @@ from framejit.guards import (
     DictValueAtSource,
     GlobalSource,
     ItemSource,
+    ListItemSource,
     LocalSource,
     NumpyTensorSource,
     SetItemAtSource,
@@ -30,6 +31,7 @@ __all__ = [
     "DictValueAtSource",
     "GlobalSource",
     "ItemSource",
+    "ListItemSource",
     "LocalSource",
     "SetItemAtSource",
     "SubclassesSource",
@@ -92,6 +94,11 @@ def emit_load(cg: PyCodegen, source: Any) -> None:
         cg.add_push_null(lambda: cg.load_const(dict.__getitem__))
         emit_load(cg, source.base)
         cg.load_const(source.key)
+        cg.call(2)
+    elif isinstance(source, ListItemSource):  # list.__getitem__(base, i), past an override
+        cg.add_push_null(lambda: cg.load_const(list.__getitem__))
+        emit_load(cg, source.base)
+        cg.load_const(source.index)
         cg.call(2)
     elif isinstance(source, NumpyTensorSource):  # torch.from_numpy(base)
         from framejit.guards.source import from_numpy

@@ -255,6 +255,46 @@ class DictItemSource(Source):
         return dict.__getitem__(self.base.get(L, G), self.key)
 
 
+@_source
+class ListItemSource(Source):
+    """``list.__getitem__(base, index)``: a list subclass's own item, not read through a
+    ``__getitem__`` the class overrides."""
+
+    base: Source
+    index: int
+    helpers: ClassVar[tuple[str, ...]] = ("___list_getitem",)
+
+    def __post_init__(self) -> None:
+        if type(self.index) is not int:
+            raise TypeError(f"ListItemSource index must be an int, got {self.index!r}")
+
+    def base_source(self) -> Source:
+        return self.base
+
+    def spell(self, base: str) -> str:
+        return f"___list_getitem({base}, {self.index})"
+
+    def get(self, L, G):
+        return list.__getitem__(self.base.get(L, G), self.index)
+
+
+@_source
+class ListLenSource(Source):
+    """``list.__len__(base)``: a list subclass's own length, not its class's ``__len__``."""
+
+    base: Source
+    helpers: ClassVar[tuple[str, ...]] = ("___list_len",)
+
+    def base_source(self) -> Source:
+        return self.base
+
+    def spell(self, base: str) -> str:
+        return f"___list_len({base})"
+
+    def get(self, L, G):
+        return list.__len__(self.base.get(L, G))
+
+
 def dict_key_at(d: dict, index: int) -> Any:
     """The key at position ``index`` of a dict (insertion order)."""
     return next(itertools.islice(dict.keys(d), index, None))
@@ -618,6 +658,8 @@ SOURCE_HELPERS: dict[str, Any] = {
     "___handled_exception": handled_exception,
     "___tuple_iterator_len": tuple_iterator_len,
     "___dict_getitem": dict.__getitem__,
+    "___list_getitem": list.__getitem__,
+    "___list_len": list.__len__,
     "___type_subclasses": type.__subclasses__,
     "___dict_key_at": dict_key_at,
     "___dict_value_at": dict_value_at,

@@ -80,11 +80,18 @@ def binary_op(tx, op, a: VariableTracker, b: VariableTracker) -> VariableTracker
         result = dunder_binary_op(tx, op, a, b)
         if result is not None:
             return result
-        if op in (operator.eq, operator.ne):
-            # a dict subclass leaving == to dict compares its contents, not identities
-            contents_a, contents_b = _dict_contents(tx, a), _dict_contents(tx, b)
+        if op in _ON_CONTENTS:
+            # a dict or list subclass leaving == (or a list's + and *) to its base: the
+            # base's operator on its contents (`l + [x]` is a plain list, as in eager)
+            dunder = _ON_CONTENTS[op]
+            contents_a, contents_b = _base_contents(tx, a, dunder), _base_contents(tx, b, dunder)
             if contents_a is not None or contents_b is not None:
                 return binary_op(tx, op, contents_a or a, contents_b or b)
+        if op in _IN_PLACE_ON_CONTENTS:
+            contents_a = _base_contents(tx, a, _IN_PLACE_ON_CONTENTS[op])
+            if isinstance(contents_a, ListVariable):  # `l += [x]`: extends l, which it returns
+                binary_op(tx, op, contents_a, b)
+                return a
     if isinstance(a, DictViewVariable) or isinstance(b, DictViewVariable):
         return _view_binary_op(tx, op, a, b)
     if isinstance(a, SetVariable):
@@ -133,9 +140,14 @@ def binary_op(tx, op, a: VariableTracker, b: VariableTracker) -> VariableTracker
     raise Unsupported(f"{op.__name__} on {a} and {b}")
 
 
-def _dict_contents(tx, vt: VariableTracker):
-    fallback = getattr(vt, "_dict_fallback", None)
-    return fallback(tx, "__eq__") if fallback is not None else None
+_ON_CONTENTS = {operator.eq: "__eq__", operator.ne: "__ne__", operator.add: "__add__",
+                operator.mul: "__mul__"}  # fmt: skip
+_IN_PLACE_ON_CONTENTS = {operator.iadd: "__iadd__", operator.imul: "__imul__"}
+
+
+def _base_contents(tx, vt: VariableTracker, dunder: str):
+    fallback = getattr(vt, "_storage_fallback", None)
+    return fallback(tx, dunder) if fallback is not None else None
 
 
 def contains_op(tx, container: VariableTracker, needle: VariableTracker) -> bool:
@@ -155,9 +167,9 @@ def contains_op(tx, container: VariableTracker, needle: VariableTracker) -> bool
     method = getattr(container, "call_method", None)
     if method is not None and _has_python_dunder(container, "__contains__"):
         return container.call_method(tx, "__contains__", [needle], {}).truth(tx)
-    storage = getattr(container, "_dict_fallback", None)
+    storage = getattr(container, "_storage_fallback", None)
     storage = storage(tx, "__contains__") if storage is not None else None
-    if storage is not None:  # a dict subclass leaving `in` to dict
+    if storage is not None:  # a dict/list subclass leaving `in` to its base
         return contains_op(tx, storage, needle)
     raise Unsupported(f"`in` on {container}")
 
@@ -361,7 +373,7 @@ class _UnboundBuiltinMethod(VariableTracker):
         self.name = name
 
     def call_function(self, tx, args, kwargs) -> VariableTracker:
-        from .dict_objects import DictSlotMethod, dict_base, is_dict_slot
+        from .builtin_bases import slot_method
         from .objects import UserDefinedObjectVariable
 
         if not args:
@@ -370,8 +382,9 @@ class _UnboundBuiltinMethod(VariableTracker):
         if isinstance(obj, UserDefinedObjectVariable):
             # `dict.__getitem__(obj, k)` is the base's own method, never a subclass override
             cls, method = type(obj.value), getattr(self.cls, self.name)
-            if is_dict_slot(method) and dict_base(cls) is not None and issubclass(cls, self.cls):
-                return DictSlotMethod(obj, self.name).call_function(tx, list(args[1:]), kwargs)
+            bound = slot_method(obj, cls, method, self.name) if issubclass(cls, self.cls) else None
+            if bound is not None:
+                return bound.call_function(tx, list(args[1:]), kwargs)
             if getattr(cls, self.name, None) is not method:
                 raise Unsupported(
                     f"{self.cls.__name__}.{self.name} on a {cls.__name__} that overrides it"

@@ -13,8 +13,8 @@ from ..exc import Unsupported
 from ..sources import AttrSource, ItemSource, SubclassesSource
 from . import torch_calls
 from .base import ConcreteValueVariable, ConstantVariable, VariableTracker, is_constant_value
+from .builtin_bases import container_base, contents, slot_method
 from .containers import IteratorVariable, TupleVariable
-from .dict_objects import DictSlotMethod, dict_base, dict_storage, is_dict_slot
 from .exceptions import ObservedException, observed
 from .functions import UserFunctionVariable, UserMethodVariable
 
@@ -132,8 +132,9 @@ class GetAttrMixin:
             return UserMethodVariable(class_attr.__func__, cls_vt)
         if isinstance(class_attr, types.FunctionType):
             return UserMethodVariable(class_attr, self, source)
-        if is_dict_slot(class_attr) and dict_base(cls) is not None:
-            return DictSlotMethod(self, name)
+        bound = slot_method(self, cls, class_attr, name)
+        if bound is not None:  # a dict or list subclass's C method: on its contents
+            return bound
         if isinstance(class_attr, types.MemberDescriptorType):
             try:  # a __slots__ member: the value in the object's slot
                 value = class_attr.__get__(obj, cls)
@@ -491,26 +492,27 @@ class UserDefinedObjectVariable(GetAttrMixin, ConcreteValueVariable):
 
         result = dunder_truth(tx, self)
         if result is None:
-            storage = self._dict_fallback(tx, "__len__")
+            storage = self._storage_fallback(tx, "__len__")
             if storage is not None:
                 return storage.truth(tx)
             raise Unsupported(f"truth of a {type(self.value).__name__} object")
         return result
 
-    def _dict_fallback(self, tx, dunder: str):
-        """The dict storage of a dict-subclass object whose class leaves `dunder` to dict."""
+    def _storage_fallback(self, tx, dunder: str):
+        """The contents of a dict- or list-subclass object whose class leaves `dunder` to
+        its builtin base (None: not one, or the class defines `dunder` in Python)."""
         from .user_classes import _python_method
 
-        if dict_base(type(self.value)) is None or _python_method(self, dunder) is not None:
+        if container_base(type(self.value)) is None or _python_method(self, dunder) is not None:
             return None
-        return dict_storage(tx, self)
+        return contents(tx, self)
 
     def unpack(self, tx) -> list[VariableTracker]:
         from .user_classes import dunder_iter
 
         items = dunder_iter(tx, self)
         if items is None:
-            storage = self._dict_fallback(tx, "__iter__")
+            storage = self._storage_fallback(tx, "__iter__")
             if storage is not None:
                 return storage.unpack(tx)
             raise Unsupported(f"iteration over a {type(self.value).__name__} object")
@@ -521,7 +523,7 @@ class UserDefinedObjectVariable(GetAttrMixin, ConcreteValueVariable):
 
         result = dunder_getitem(tx, self, index)
         if result is None:
-            storage = self._dict_fallback(tx, "__getitem__")
+            storage = self._storage_fallback(tx, "__getitem__")
             if storage is not None:
                 return storage.getitem(tx, index)
             raise Unsupported(f"indexing a {type(self.value).__name__} object")
@@ -676,8 +678,9 @@ class SuperVariable(VariableTracker):
                         return eo.ExceptionInit(self.obj)
                 if isinstance(attr, types.FunctionType):
                     return UserMethodVariable(attr, self.obj)
-                if is_dict_slot(attr) and not is_class and dict_base(obj_type) is not None:
-                    return DictSlotMethod(self.obj, name)
+                bound = None if is_class else slot_method(self.obj, obj_type, attr, name)
+                if bound is not None:
+                    return bound
                 raise Unsupported(f"super().{name} is not a plain method")
         raise Unsupported(f"AttributeError: super() has no {name!r}")
 

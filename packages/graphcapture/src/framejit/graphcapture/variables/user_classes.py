@@ -27,11 +27,13 @@ import torch
 from ..exc import Unsupported
 from ..sources import AttrSource
 from .base import ConstantVariable, VariableTracker, fold
+from .builtin_bases import CONTAINER_BASES, container_base, slot_method
 from .containers import DictVariable, IteratorVariable, TupleVariable
-from .dict_objects import DICT_BASES, DictSlotMethod, dict_base, is_dict_slot, rebuild_dict_object
+from .dict_objects import rebuild_dict_object
 from .exception_objects import ExceptionObjectVariable, exception_str
 from .exceptions import call_until, is_args_only_exception, is_python_init_exception
 from .functions import UserFunctionVariable
+from .list_objects import new_storage, rebuild_list_object
 from .objects import (
     _MISSING,
     NNModuleVariable,
@@ -93,8 +95,8 @@ def _plain_class(cls, own_new_traced: bool = False) -> str | None:
     """Why instances of `cls` cannot be built as NewObjectVariables (None: they can);
     `own_new_traced`: the classes' Python __new__ methods are traced (object.__new__ is
     what they reach).
-    A metaclass that leaves `type.__call__` alone builds instances as `type` does; a dict
-    or OrderedDict base gives the object dict storage (dict_objects.py).  A base that only
+    A metaclass that leaves `type.__call__` alone builds instances as `type` does; a dict,
+    OrderedDict or list base gives the object contents (dict_objects.py, list_objects.py).  A base that only
     declares empty `__slots__` (abc.ABC, the collections.abc classes) adds no storage:
     the instance keeps its __dict__ from the class that has no `__slots__`."""
     if type(cls) not in (type, _ABCMeta()) and type(cls).__call__ is not type.__call__:
@@ -102,13 +104,13 @@ def _plain_class(cls, own_new_traced: bool = False) -> str | None:
     if getattr(cls, "__abstractmethods__", None):  # object.__new__ refuses it
         return f"abstract class {cls.__name__}"
     for klass in cls.__mro__[:-1]:
-        if klass in DICT_BASES:
+        if klass in CONTAINER_BASES:
             continue
         if klass.__module__ == "builtins" or not _no_storage_slots(klass):
             return f"base class {klass.__name__} (builtin or __slots__)"
         if "__new__" in klass.__dict__ and not own_new_traced:
             return f"{klass.__name__}.__new__"
-    if not cls.__dictoffset__ and dict_base(cls) is None:
+    if not cls.__dictoffset__ and container_base(cls) is None:
         return f"{cls.__name__} has no instance __dict__ (__slots__)"
     return None
 
@@ -310,8 +312,9 @@ def _new_set_object(tx, cls, base, args, kwargs) -> VariableTracker:
 def _init(tx, cls_vt, obj, cls, args: list, kwargs: dict) -> VariableTracker:
     """type.__call__'s second half: `cls.__init__(obj, *args, **kwargs)`, traced."""
     init = _class_lookup(cls, "__init__")
-    if is_dict_slot(init):  # dict's own __init__: the contents from the arguments
-        DictSlotMethod(obj, "__init__").call_function(tx, args, kwargs)
+    base_init = slot_method(obj, cls, init, "__init__")
+    if base_init is not None:  # dict's or list's own __init__: the contents from the arguments
+        base_init.call_function(tx, args, kwargs)
     elif init is object.__init__:
         if args or kwargs:
             raise Unsupported(f"TypeError: {cls.__name__}() takes no arguments")
@@ -349,17 +352,26 @@ class NewObjectVariable(UserDefinedObjectVariable):
     made_in_trace = True
 
     def __init__(self, cls: type):
-        base = dict_base(cls)
+        base = container_base(cls)
         super().__init__((base or object).__new__(cls), None)
         self.attrs: dict[str, VariableTracker] = {}
-        if base is not None:  # a dict subclass: its contents (dict_objects.py)
+        if base is list:  # a list subclass: its contents (list_objects.py)
+            self.list_items = new_storage()
+        elif base is not None:  # a dict subclass: its contents (dict_objects.py)
             self.dict_items = DictVariable({}, None, user_cls=base)
 
     def reconstruct(self, cg) -> None:
         cg.reconstruct_once(self, self._build)
 
     def _build(self, cg) -> None:
-        base = dict_base(type(self.value))
+        base = container_base(type(self.value))
+        if base is list:
+            cg.add_push_null(lambda: cg.load_const(rebuild_list_object))
+            cg.load_const(type(self.value))
+            _build_map(cg, self.attrs)
+            self.list_items._build(cg)
+            cg.call(3)
+            return
         if base is not None:
             cg.add_push_null(lambda: cg.load_const(rebuild_dict_object))
             cg.load_const(type(self.value))
@@ -557,7 +569,7 @@ def dunder_str(tx, vt: VariableTracker) -> VariableTracker | None:
 def dunder_len(tx, vt: VariableTracker) -> VariableTracker | None:
     fn = _python_method(vt, "__len__")
     if fn is None and isinstance(vt, UserDefinedObjectVariable):
-        storage = vt._dict_fallback(tx, "__len__")
+        storage = vt._storage_fallback(tx, "__len__")
         return None if storage is None else ConstantVariable(len(storage.items))
     return None if fn is None else _call(tx, fn, vt)
 
