@@ -174,6 +174,30 @@ def test_gpt2_with_its_default_cache_matches_torch_compile_graph_count():
     assert len(ours.graphs) <= len(reference.graphs)
 
 
+def test_gpt2_generate_tokens_equal_eager_in_no_more_graphs_than_torch_compile():
+    """`fj.compile(model.generate)`: greedy decoding through transformers' generation
+    loop (LogitsProcessorList / StoppingCriteriaList are list subclasses, called and
+    extended in the frame), the tokens eager's, the graphs no more than torch.compile's."""
+    import torch._dynamo
+
+    torch.manual_seed(0)
+    model, inputs = hf_tiny.gpt2()
+    model.eval()
+    kwargs = {"max_new_tokens": 4, "do_sample": False, "pad_token_id": 0}
+    reference, ours = Counting(), Counting()
+    torch._dynamo.reset()
+    try:
+        with torch.no_grad():
+            torch.compile(model.generate, backend=reference)(inputs["input_ids"], **kwargs)
+    finally:
+        torch._dynamo.reset()
+    with torch.no_grad():
+        expected = model.generate(inputs["input_ids"], **kwargs)
+        got = fj.compile(model.generate, backend=ours)(inputs["input_ids"], **kwargs)
+    assert torch.equal(got, expected)
+    assert len(ours.graphs) <= len(reference.graphs)
+
+
 # two of hf_tiny.HEADS (the classifiers share a code path; benchmarks/capture_models.py
 # measures all of them)
 @pytest.mark.parametrize("name", ["bert-classifier", "llama-causal-lm", "t5-seq2seq"])
