@@ -177,3 +177,16 @@ def test_python_method_set_on_tensor_is_inlined_and_guarded():
         torch.testing.assert_close(bound(x, 1.5), _scaled_add(x, 1.5))
     finally:
         del torch.Tensor.fj_scaled
+
+
+def test_shape_as_tensor_static_and_symbolic():
+    import torch.onnx.operators
+
+    def fn(x):
+        return 1 + torch._shape_as_tensor(x)[-1], torch.onnx.operators.shape_as_tensor(x)
+
+    compiled = fj.compile(fn, backend=fj.testing.CompileCounter(), fullgraph=True)
+    for shape in [(6,), (7, 4), (8,), (9,)]:  # (the third call makes the size symbolic)
+        x = torch.ones(shape)
+        torch.testing.assert_close(compiled(x), fn(x))
+    assert torch._shape_as_tensor(torch.ones(())).shape == (0,)

@@ -9,7 +9,7 @@ import torch
 from ..exc import Unsupported
 from . import scalar_tensor_args
 from .base import ConstantVariable, VariableTracker
-from .containers import SizeVariable
+from .containers import ListVariable, SizeVariable
 from .numpy_arrays import NdarrayVariable, from_numpy, numpy_number_data
 from .tensor import TensorVariable
 
@@ -167,6 +167,8 @@ def call_torch_function(tx, fn_vt, args: list, kwargs: dict) -> VariableTracker:
         return ConstantVariable(fn(*values, **kw))
     if getattr(fn, "__wrapped__", None) is not None:
         raise Unsupported(f"call to the wrapped torch function {fn!r}")
+    if _qualified(fn) in SHAPE_AS_TENSOR:
+        return _shape_as_tensor(tx, fn, args, kwargs)
     if fn is _DIST_IS_INITIALIZED and not args and not kwargs:
         return _distributed_is_initialized(tx)
     if _is_state_query(fn, args, kwargs):
@@ -185,6 +187,37 @@ def call_torch_function(tx, fn_vt, args: list, kwargs: dict) -> VariableTracker:
     if rewritten is not None:
         return rewritten
     return tx.output.call_op("call_function", fn, args, kwargs)
+
+
+# x's sizes as a CPU int64 tensor (ONNX-export helpers); keyed by name: torch.onnx loads lazily
+SHAPE_AS_TENSOR = {
+    ("torch", "_VariableFunctionsClass._shape_as_tensor"),
+    ("torch.onnx.operators", "shape_as_tensor"),
+}
+
+
+def _qualified(fn) -> tuple:
+    return (getattr(fn, "__module__", None), getattr(fn, "__qualname__", None))
+
+
+def _shape_as_tensor(tx, fn, args: list, kwargs: dict) -> VariableTracker:
+    """`torch._shape_as_tensor(x)`: built from x's sizes (static ones are in its TENSOR_MATCH)
+    as `torch.tensor(sizes, dtype=int64, device="cpu")`; the op itself has no fake kernel."""
+    if len(args) != 1 or kwargs or not isinstance(args[0], TensorVariable):
+        raise Unsupported(f"{fn.__name__} of these arguments")
+    options = {
+        "dtype": ConstantVariable(torch.int64),
+        "device": ConstantVariable(torch.device("cpu")),
+    }
+    sizes = args[0].size_items(tx.output)
+    if all(s.is_python_constant() for s in sizes):
+        values = ConstantVariable(tuple(s.as_python_constant() for s in sizes))
+        return tx.output.call_op("call_function", torch.tensor, [values], options)
+    # a symbolic size: one 0-d tensor per size, stacked (torch.tensor takes no SymInt)
+    scalars = [
+        tx.output.call_op("call_function", torch.scalar_tensor, [s], options) for s in sizes
+    ]
+    return tx.output.call_op("call_function", torch.stack, [ListVariable(scalars)], {})
 
 
 def _torch_check(tx, fn, cond: VariableTracker) -> VariableTracker:
