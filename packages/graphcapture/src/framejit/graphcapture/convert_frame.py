@@ -43,6 +43,7 @@ from .resume import ResumeFunction, make_resume_function
 from .sources import LocalSource
 from .symbolic_convert import InstructionTranslator, LazyVariable
 from .variables import IteratorVariable, NullVariable, TensorVariable
+from .variables.autocast import AutocastState
 
 log = logger("dynamo")
 _records = itertools.count()
@@ -189,6 +190,8 @@ def _convert_frame(
             skip_reason = str(e)
         finally:
             torch._C._set_grad_enabled(grad_mode)
+            for ctx in reversed(output.open_contexts):
+                ctx.leave_trace_state()
         capture = _Capture(
             tx, output, record.graph_breaks[-1].reason if record.graph_breaks else None
         )
@@ -282,6 +285,9 @@ def _generate(code, f_globals, capture: _Capture, backend, record: CompileRecord
     tx = capture.tx
     output = capture.output
     inst = tx.break_inst
+    if output.open_contexts:
+        # its graph would leave autocast switched (variables/autocast.py)
+        raise SkipFrame("graph break inside an autocast block, or one entered and not left")
     if (
         inst is None
         and output.count_calls() == 0
@@ -821,8 +827,10 @@ def _compile_graph(output: OutputGraph, needed: list[TensorVariable], backend):
         )
     _never_capture(compiled)
     source_code = getattr(compiled, "source_code", None)
-    if any(node.target is torch._C._set_grad_enabled for node in gm.graph.nodes):
-        compiled = _restoring_grad_mode(compiled, torch.is_grad_enabled())
+    switches = {node.target for node in gm.graph.nodes} & _STATE_SWITCHES
+    if switches:
+        autocast = torch.amp._enter_autocast in switches
+        compiled = _restoring_global_state(compiled, torch.is_grad_enabled(), autocast)
     if source_code and logger("output_code").isEnabledFor(logging.DEBUG):
         logger("output_code").debug("OUTPUT CODE %s\n%s", name, source_code)
     global_names.install(output.f_globals, name, compiled)
@@ -831,15 +839,22 @@ def _compile_graph(output: OutputGraph, needed: list[TensorVariable], backend):
     return GraphRecord(name, gm, metadata, compiled, bname, tensors), inputs
 
 
-def _restoring_grad_mode(compiled, entry_mode: bool):
-    """A graph that switches grad mode (a no_grad block), raising half-way, would leave the
-    mode switched; the frame's entry mode is guarded, so it is the one to put back."""
+_STATE_SWITCHES = frozenset({torch._C._set_grad_enabled, torch.amp._enter_autocast})
+
+
+def _restoring_global_state(compiled, entry_mode: bool, autocast: bool):
+    """A graph that switches grad mode or autocast (a no_grad or autocast block), raising
+    half-way, would leave it switched; the frame's entry grad mode is guarded, so it is the
+    one to put back, and autocast goes back to its state at the call."""
 
     def run_graph(*args):
+        state = AutocastState.now() if autocast else None
         try:
             return compiled(*args)
         except BaseException:
             torch._C._set_grad_enabled(entry_mode)
+            if state is not None:
+                state.restore()
             raise
 
     _never_capture(run_graph)

@@ -58,6 +58,8 @@ class OutputGraph:
         self._attr_nodes: dict[int, torch.fx.Node] = {}
         self.guards: dict[tuple[str, Any], Guard] = {}
         self.side_effects = SideEffects()
+        # autocast contexts the trace entered and has not left (variables/autocast.py)
+        self.open_contexts: list = []
         # user functions the trace inlined: a frame without tensor ops that made calls runs
         # as traced (its callees are not captured again as frames of their own)
         self.inlined_calls = 0

@@ -41,6 +41,7 @@ from .variables import (
     VariableTracker,
     wrap,
 )
+from .variables.autocast import AutocastVariable
 from .variables.base import LazyVariable, births_so_far, fold, is_constant_value
 from .variables.builtins import (
     BuiltinVariable,
@@ -832,6 +833,10 @@ class InstructionTranslatorBase:
             return
         if isinstance(ctx, NullContextVariable) and self.insts[self.ip].opname != "POP_TOP":
             raise Unsupported("`with profiler-context as name:` (the object is used)")
+        if isinstance(ctx, AutocastVariable):
+            self.push(WithExitVariable(ctx))
+            self.push(ctx.call_method(self, "__enter__", [], {}))  # (autocast's is self)
+            return
         if not isinstance(ctx, (GradModeVariable, NullContextVariable)):
             raise Unsupported(f"with-block over {ctx}")
         self.push(WithExitVariable(ctx))

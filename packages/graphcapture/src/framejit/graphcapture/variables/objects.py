@@ -923,6 +923,9 @@ class WithExitVariable(VariableTracker):
     def reconstruct(self, cg) -> None:
         """A real `__exit__` for a resume function: back to the grad mode outside the block,
         then enter a fresh context of the same kind (BEFORE_WITH leaves its __exit__)."""
+        if not isinstance(self.ctx, (NullContextVariable, GradModeVariable)):
+            self.ctx.reconstruct_entered(cg)
+            return
         if isinstance(self.ctx, NullContextVariable):
             cg.add_push_null(lambda: cg.load_const(contextlib.nullcontext))
             cg.call(0)

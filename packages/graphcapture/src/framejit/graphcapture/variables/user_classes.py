@@ -26,6 +26,7 @@ import torch
 
 from ..exc import Unsupported
 from ..sources import AttrSource
+from .autocast import AUTOCAST_CLASSES, make_autocast
 from .base import ConstantVariable, VariableTracker, fold
 from .builtin_bases import CONTAINER_BASES, container_base, slot_method
 from .containers import DictVariable, IteratorVariable, TupleVariable
@@ -228,6 +229,8 @@ def construct(tx, cls_vt, args: list, kwargs: dict) -> VariableTracker:
         from .objects import NullContextVariable
 
         return NullContextVariable()
+    if cls in AUTOCAST_CLASSES:
+        return make_autocast(cls, args, kwargs)
     if _is_torch_nn_module_class(cls) and all(
         a.is_python_constant() for a in [*args, *kwargs.values()]
     ):
