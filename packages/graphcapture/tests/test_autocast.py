@@ -47,20 +47,34 @@ def test_autocast_block_one_graph(fn, backend):
         assert cnt.frame_count == 1
 
 
-def test_break_inside_autocast_runs_eagerly():
+def test_break_inside_autocast_moves_the_break_to_the_block():
+    """A break inside the block: the trace breaks where the context is made, so the graph
+    before it is kept and the block runs under the real autocast (frame stays compiled)."""
+
     def fn(x):
+        w = x * 2
         with torch.autocast("cpu", dtype=torch.bfloat16):
-            y = torch.mm(x, x)
+            y = torch.mm(w, x)
             print("", end="")  # a graph break inside the block
             z = torch.mm(y.float(), x)
         return z, torch.mm(x, x)
 
     x = torch.rand(4, 4)
     expected = fn(x)
-    got = fj.compile(fn, backend="eager")(x)
-    assert [t.dtype for t in got] == [t.dtype for t in expected]
-    torch.testing.assert_close(got, expected)
-    assert not torch.is_autocast_enabled("cpu")
+    records = []
+    unsubscribe = fj.events.subscribe(records.append)
+    try:
+        compiled = fj.compile(fn, backend="eager")
+        for _ in range(2):
+            got = compiled(x)
+            assert [t.dtype for t in got] == [t.dtype for t in expected]
+            torch.testing.assert_close(got, expected)
+            assert not torch.is_autocast_enabled("cpu")
+    finally:
+        unsubscribe()
+    root = [r for r in records if r.function_name == "fn"]
+    assert root[0].skipped_reason is None and root[0].graphs
+    assert "autocast block" in root[0].graph_breaks[-1].reason
 
 
 def test_autocast_state_guarded():

@@ -43,7 +43,7 @@ from .resume import ResumeFunction, make_resume_function
 from .sources import LocalSource
 from .symbolic_convert import InstructionTranslator, LazyVariable
 from .variables import IteratorVariable, NullVariable, TensorVariable
-from .variables.autocast import AutocastState
+from .variables.autocast import AutocastState, restart_before_open_block
 
 log = logger("dynamo")
 _records = itertools.count()
@@ -158,15 +158,19 @@ def _convert_frame(
     grad_mode = torch.is_grad_enabled()
     trace_start = time.perf_counter()
     dim_policy = DimPolicy.for_code(code, dynamic)
-    for _ in range(2):
+    moved_break = False
+    for _ in range(3):
         output = OutputGraph(f_globals, dim_policy)
         output.fullgraph = fullgraph
         tx = InstructionTranslator(code, f_globals, f_builtins, f_locals, closure, output, break_at)
         traces += (tx, output)
         try:
             tx.run()
+            if not moved_break:
+                moved_break = True
+                restart_before_open_block(output, tx.break_inst)
         except RestartAnalysis as restart:
-            if break_at is not None:
+            if break_at is not None and not getattr(restart, "moved_break", False):
                 raise AssertionError("the trace did not repeat itself") from restart
             brk = GraphBreakRecord(
                 reason=restart.reason,

@@ -1028,6 +1028,7 @@ class InstructionTranslator(InstructionTranslatorBase):
                 self.break_inst = inst
                 self.current = inst
                 return
+            self.current_step = (inst, visit)
             try:
                 self.step()
             except Unsupported as e:

@@ -4,8 +4,10 @@ Traced as torch.compile traces it: the graph calls `torch.amp._enter_autocast(de
 enabled, cache_enabled)` and `torch.amp._exit_autocast(mode)` around the block's ops, and
 the trace itself runs under that autocast state, so the ops' example results get the
 dtypes eager gives them.  The block must open and close inside one graph: a graph break
-inside it, an object that escapes, or a context entered and never left makes the frame run
-eagerly (with its reason), so no compiled code leaves autocast switched.  The autocast
+inside it moves the break to where the context was made (the block then runs in resume
+functions under the real autocast, as before this was traced); an object that escapes or a
+context entered and never left makes the frame run eagerly (with its reason), so no
+compiled code leaves autocast switched.  The autocast
 state the trace starts from is part of the frame's global-state guard.
 """
 
@@ -16,7 +18,7 @@ from dataclasses import dataclass
 
 import torch
 
-from ..exc import Unsupported
+from ..exc import RestartAnalysis, Unsupported
 from .base import ConstantVariable, VariableTracker
 
 # class -> the device it fixes (None: the first argument, device_type)
@@ -27,7 +29,19 @@ AUTOCAST_CLASSES = {
 }
 
 
-def make_autocast(cls, args: list, kwargs: dict) -> VariableTracker:
+def restart_before_open_block(output, break_inst) -> None:
+    """A break (or the return) with an autocast block still open: trace again, breaking
+    where the outermost open one was made."""
+    if not output.open_contexts or break_inst is None:
+        return
+    inst, visit = output.open_contexts[0].origin
+    reason = "graph break inside an autocast block (the break moves to where it is made)"
+    restart = RestartAnalysis(inst.offset, reason, inst.lineno, visit, inst.index)
+    restart.moved_break = True  # (the one restart after a break that convert_frame allows)
+    raise restart
+
+
+def make_autocast(tx, cls, args: list, kwargs: dict) -> VariableTracker:
     if not all(a.is_python_constant() for a in [*args, *kwargs.values()]):
         raise Unsupported(f"{cls.__qualname__}() with arguments that are not constants")
     try:
@@ -41,15 +55,15 @@ def make_autocast(cls, args: list, kwargs: dict) -> VariableTracker:
     bound.apply_defaults()
     values = bound.arguments
     device = AUTOCAST_CLASSES[cls] or values["device_type"]
-    return AutocastVariable(
-        (device, values["dtype"], values["enabled"], values["cache_enabled"]), cls
-    )
+    values = (device, values["dtype"], values["enabled"], values["cache_enabled"])
+    return AutocastVariable(values, cls, tx.root.current_step)
 
 
 class AutocastVariable(VariableTracker):
-    def __init__(self, values: tuple, cls: type):
+    def __init__(self, values: tuple, cls: type, origin: tuple):
         self.values = values
         self.cls = cls
+        self.origin = origin  # (instruction, visit) of the root frame that made it
         self.mode = None  # the trace's own entered autocast
         self.node = None
 

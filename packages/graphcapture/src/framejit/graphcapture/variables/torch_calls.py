@@ -214,9 +214,7 @@ def _shape_as_tensor(tx, fn, args: list, kwargs: dict) -> VariableTracker:
         values = ConstantVariable(tuple(s.as_python_constant() for s in sizes))
         return tx.output.call_op("call_function", torch.tensor, [values], options)
     # a symbolic size: one 0-d tensor per size, stacked (torch.tensor takes no SymInt)
-    scalars = [
-        tx.output.call_op("call_function", torch.scalar_tensor, [s], options) for s in sizes
-    ]
+    scalars = [tx.output.call_op("call_function", torch.scalar_tensor, [s], options) for s in sizes]
     return tx.output.call_op("call_function", torch.stack, [ListVariable(scalars)], {})
 
 

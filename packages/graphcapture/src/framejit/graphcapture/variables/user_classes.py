@@ -230,7 +230,7 @@ def construct(tx, cls_vt, args: list, kwargs: dict) -> VariableTracker:
 
         return NullContextVariable()
     if cls in AUTOCAST_CLASSES:
-        return make_autocast(cls, args, kwargs)
+        return make_autocast(tx, cls, args, kwargs)
     if _is_torch_nn_module_class(cls) and all(
         a.is_python_constant() for a in [*args, *kwargs.values()]
     ):
