@@ -76,12 +76,15 @@ class _CodeGen:
     batches: dict[tuple, list[Guard]] = field(default_factory=dict)
     slots: dict[tuple, int] = field(default_factory=dict)
     n_parts: int = 0
-    # the sources the parts read, by placeholder number (see name()); how often each is
-    # read, and which sources read through it (for _Hoisted)
+    # the sources the parts read or build on, by placeholder number (see name()): how often
+    # the parts read each, which sources read through it, and its base's number (_Hoisted)
     refs: dict[Source, int] = field(default_factory=dict)
+    by_id: dict[int, int] = field(default_factory=dict)
+    keep: list[Source] = field(default_factory=list)
     ref_list: list[Source] = field(default_factory=list)
-    reads: dict[Source, int] = field(default_factory=dict)
-    children: dict[Source, set[Source]] = field(default_factory=dict)
+    reads: list[int] = field(default_factory=list)
+    children: list[set[int]] = field(default_factory=list)
+    base_of: list[int | None] = field(default_factory=list)
 
     def bind(self, hint: str, value: Any, unique: bool = False) -> str:
         """A closure variable holding ``value``, named after ``hint`` (made an identifier)."""
@@ -105,22 +108,34 @@ class _CodeGen:
     def name(self, source: Source) -> str:
         """A placeholder for ``source``'s expression in a part: code_parts spell it in full,
         the check itself over the local variables that ``_hoist`` assigns."""
+        # keyed by identity first: a guard set reads a few thousand sources, and a Source's
+        # hash is a Python call (an equal source that is another object is found below)
+        i = self.by_id.get(id(source))
+        if i is None:
+            i = self._register(source)
+        self.reads[i] += 1
+        return f"\x00{i}\x00"
+
+    def _register(self, source: Source) -> int:
         i = self.refs.get(source)
         if i is None:
             i = self.refs[source] = len(self.ref_list)
             self.ref_list.append(source)
-            self.reads[source] = 0
+            self.reads.append(0)
+            self.children.append(set())
+            self.base_of.append(None)
             for helper in source.all_helpers():
                 self.bind_helper(helper)
-            src, base = source, source.base_source()
-            while base is not None:
-                kids = self.children.setdefault(base, set())
-                if src in kids:
-                    break
-                kids.add(src)
-                src, base = base, base.base_source()
-        self.reads[source] += 1
-        return f"\x00{i}\x00"
+            base = source.base_source()
+            if base is not None:
+                b = self.by_id.get(id(base))
+                if b is None:
+                    b = self._register(base)
+                self.base_of[i] = b
+                self.children[b].add(i)
+        self.by_id[id(source)] = i
+        self.keep.append(source)  # the id stays this source's while the compile runs
+        return i
 
     def defer(self, key: tuple, guard: Guard) -> None:
         """Check ``guard`` together with the others deferred under ``key`` (see Handler.finish)."""
@@ -174,36 +189,33 @@ class _Hoisted:
     before the first part that needs it; the rest are spelled in full."""
 
     gen: _CodeGen
-    shared: set[Source]
-    spelled: dict[Source, str] = field(default_factory=dict)
+    shared: list[bool]
+    spelled: list[str | None]
     lines: list[str] = field(default_factory=list)
 
     @classmethod
     def plan(cls, gen: _CodeGen) -> _Hoisted:
-        reads, children = gen.reads, gen.children
-        shared = {
-            src
-            for src in reads.keys() | children.keys()
-            if reads.get(src, 0) + len(children.get(src, ())) >= 2
-        }
-        return cls(gen, shared)
+        shared = [r + len(kids) >= 2 for r, kids in zip(gen.reads, gen.children, strict=True)]
+        return cls(gen, shared, [None] * len(shared))
 
-    def spell(self, src: Source) -> str:
-        found = self.spelled.get(src)
+    def spell(self, i: int) -> str:
+        found = self.spelled[i]
         if found is not None:
             return found
-        base = src.base_source()
-        text = src.spell(self.spell(base) if base is not None else "")
-        if src in self.shared:
+        b = self.gen.base_of[i]
+        text = self.gen.ref_list[i].spell(self.spell(b) if b is not None else "")
+        if self.shared[i]:
             local = f"___v{len(self.lines)}"
             self.lines.append(f"{local} = {text}")
             text = local
-        self.spelled[src] = text
+        self.spelled[i] = text
         return text
 
     def fast(self, text: str) -> str:
         """``text`` over the locals, with the assignments it needs first appended to lines."""
-        return _REF.sub(lambda m: self.spell(self.gen.ref_list[int(m.group(1))]), text)
+        if "\x00" not in text:
+            return text
+        return _REF.sub(lambda m: self.spell(int(m.group(1))), text)
 
 
 def _full(text: str, gen: _CodeGen) -> str:

@@ -38,6 +38,10 @@ class GuardKind(enum.Enum):
     TENSOR_ALIASING = "TENSOR_ALIASING"  # value: another Source; both are the same object
     NO_TENSOR_ALIASING = "NO_TENSOR_ALIASING"  # source: None; value: Sources, all distinct
 
+    # members are singletons compared by identity: hashed by it too (Enum's own __hash__ is
+    # a Python call, and a guard compile hashes kinds thousands of times)
+    __hash__ = object.__hash__
+
 
 _HANDLERS: dict | None = None
 

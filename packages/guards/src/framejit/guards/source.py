@@ -80,6 +80,8 @@ class Source:
     def _collect_helpers(self) -> tuple[str, ...]:
         base = self.base_source()
         inherited = base.all_helpers() if base is not None else ()
+        if not self.helpers:
+            return inherited
         return inherited + tuple(h for h in self.helpers if h not in inherited)
 
     def is_local(self) -> bool:
