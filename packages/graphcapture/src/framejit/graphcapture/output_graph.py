@@ -23,6 +23,7 @@ from . import fake_checks
 from .dim_policy import DimPolicy
 from .dynamic_shapes import ShapeTracker
 from .exc import Unsupported
+from .fast_fake import fast_fake
 from .side_effects import SideEffects
 from .sources import python_identifier, source_name
 
@@ -86,7 +87,9 @@ class OutputGraph:
     def fake(self, tensor: torch.Tensor) -> torch.Tensor:
         found = self._fakes.get(id(tensor))
         if found is None:
-            found = self.fake_mode.from_tensor(tensor, static_shapes=True)
+            found = fast_fake(self.fake_mode, tensor)
+            if found is None:
+                found = self.fake_mode.from_tensor(tensor, static_shapes=True)
             self._fakes[id(tensor)] = found
         return found
 
