@@ -22,6 +22,7 @@ FRAMEEVAL_PYTHONS = ["3.11", "3.12", "3.13"]
 # capture on every interpreter the hook supports; on 3.12/3.13 torch==2.13.0 is the CUDA build
 # from the registry (runs on the CPU; pip's cache keeps later installs short)
 CAPTURE_PYTHONS = ["3.11", "3.12", "3.13"]
+MAX_TEST_WORKERS = 4  # pytest-xdist workers for graphcapture and integration (see _parallel)
 
 nox.options.default_venv_backend = "venv"  # pip-backed: uv would download a CUDA torch
 nox.options.error_on_missing_interpreters = True
@@ -75,11 +76,25 @@ def _shared_torch(session: nox.Session) -> None:
     Path(site, "_framejit_shared_torch.pth").write_text(f"{target}\n")
 
 
-def _package_session(session: nox.Session, name: str, extras: str = "test") -> None:
+def _parallel(session: nox.Session) -> list[str]:
+    """pytest-xdist arguments for the long suites: one worker per core, at most
+    MAX_TEST_WORKERS (each worker imports torch); none on a single core."""
+    workers = min(MAX_TEST_WORKERS, len(os.sched_getaffinity(0)))
+    if workers < 2:
+        return []
+    _install(session, "pytest-xdist")
+    return ["-n", str(workers)]
+
+
+def _package_session(
+    session: nox.Session, name: str, extras: str = "test", parallel: bool = False
+) -> None:
     local = [str(PACKAGES / dep) for dep in DEPENDS[name]]
     _install(session, *local, f"{PACKAGES / name}[{extras}]")
     env = {"FRAMEJIT_ISOLATED": name}
-    session.run("python", "-m", "pytest", str(PACKAGES / name / "tests"), *session.posargs, env=env)
+    workers = _parallel(session) if parallel else []
+    tests = str(PACKAGES / name / "tests")
+    session.run("python", "-m", "pytest", tests, *workers, *session.posargs, env=env)
 
 
 @nox.session(python=FRAMEEVAL_PYTHONS)
@@ -103,7 +118,7 @@ def graphcapture(session: nox.Session) -> None:
     # a tiny model library installed into site-packages (not editable): third-party code
     # must be traced like user code
     _install(session, str(TINYPKG))
-    _package_session(session, "graphcapture")
+    _package_session(session, "graphcapture", parallel=True)
 
 
 @nox.session(python=TORCH_PYTHON)
@@ -155,6 +170,7 @@ def integration(session: nox.Session) -> None:
         "-m",
         "pytest",
         str(ROOT / "integration-tests"),
+        *_parallel(session),
         *session.posargs,
         env={"HF_HUB_OFFLINE": "1"},
     )
