@@ -18,6 +18,7 @@ from framejit.guards import (
     SetItemAtSource,
     ShapeSource,
     SubclassesSource,
+    WeakRefCallSource,
 )
 from framejit.guards.source import dict_key_at, dict_value_at, set_item_at
 
@@ -35,6 +36,7 @@ __all__ = [
     "LocalSource",
     "SetItemAtSource",
     "SubclassesSource",
+    "WeakRefCallSource",
     "emit_load",
     "param_source",
     "source_name",
@@ -116,6 +118,9 @@ def emit_load(cg: PyCodegen, source: Any) -> None:
         emit_load(cg, source.base)
         cg.load_const(source.index)
         cg.call(2)
+    elif isinstance(source, WeakRefCallSource):  # base(): a weak reference's referent
+        cg.add_push_null(lambda: emit_load(cg, source.base))
+        cg.call(0)
     elif isinstance(source, ShapeSource):  # a size symbol's value: x.shape[d] (== x.size()[d])
         emit_load(cg, source.base)
         cg.load_attr("shape")

@@ -43,6 +43,7 @@ from .source import (
     TupleIteratorLenSource,
     TupleIteratorSource,
     TypeSource,
+    WeakRefCallSource,
 )
 from .tensor_spec import TensorSpec
 
@@ -80,6 +81,7 @@ __all__ = [
     "TupleIteratorLenSource",
     "TupleIteratorSource",
     "TypeSource",
+    "WeakRefCallSource",
     "compile_guards",
     "global_state_guard",
     "globals_ref",

@@ -404,6 +404,22 @@ class TypeSource(Source):
 
 
 @_source
+class WeakRefCallSource(Source):
+    """``base()``: the object a weak reference refers to (None once it is gone)."""
+
+    base: Source
+
+    def base_source(self) -> Source:
+        return self.base
+
+    def spell(self, base: str) -> str:
+        return f"{base}()"
+
+    def get(self, L, G):
+        return self.base.get(L, G)()
+
+
+@_source
 class NNModuleSource(Source):
     """Marks ``base`` as an ``nn.Module`` instance; renders as the base itself."""
 

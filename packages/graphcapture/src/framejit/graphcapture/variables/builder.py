@@ -15,6 +15,7 @@ import functools
 import inspect
 import os
 import types
+import weakref
 from typing import Any
 
 import torch
@@ -33,7 +34,7 @@ from ..sources import (
     param_source,
     source_name,
 )
-from . import numpy_arrays
+from . import numpy_arrays, weakrefs
 from .autograd_function import AutogradFunctionApplyVariable, is_function_apply
 from .base import (
     ConcreteValueVariable,
@@ -134,6 +135,10 @@ def _guard(tx, source, kind: GuardKind, value: Any) -> None:
 def _build(tx, value: Any, source) -> VariableTracker:
     if isinstance(value, torch.Tensor):
         return wrap_tensor(tx, value, source)
+    if type(value) is weakref.ReferenceType:
+        return weakrefs.wrap_weakref(tx, value, source)
+    if type(value) in weakrefs.PROXY_TYPES:
+        return weakrefs.wrap_proxy(tx, value, source)
     if isinstance(value, enum.Enum):
         # members are singletons: folded, with the member itself guarded (a rebound global
         # or attribute holding another member recompiles)

@@ -21,6 +21,7 @@ import enum
 import functools
 import operator
 import types
+import weakref
 
 import torch
 
@@ -229,6 +230,10 @@ def construct(tx, cls_vt, args: list, kwargs: dict) -> VariableTracker:
         from .objects import NullContextVariable
 
         return NullContextVariable()
+    if cls is weakref.ref:
+        from .weakrefs import make_weakref
+
+        return make_weakref(tx, args, kwargs)
     if cls in AUTOCAST_CLASSES:
         return make_autocast(tx, cls, args, kwargs)
     if _is_torch_nn_module_class(cls) and all(
