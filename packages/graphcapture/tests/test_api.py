@@ -237,3 +237,33 @@ def test_dynamic_true_compiles_once_for_every_size():
         x = torch.randn(n)
         torch.testing.assert_close(compiled(x), x * 2 + 1)
     assert len(fe.cache_entries(double_plus_one)) == 1
+
+
+@pytest.mark.parametrize(
+    "fn, args",
+    [
+        (torch.sin, (torch.randn(5, 10),)),  # a builtin: no Python frame of its own
+        (torch.add, (torch.randn(3), torch.randn(3))),
+        (torch.nn.functional.relu, (torch.randn(4),)),  # torch's Python layer, not captured
+    ],
+)
+def test_compile_a_callable_without_a_captured_frame(fn, args):
+    # was nothing captured (0 frames): the call now runs in a frame around it, as
+    # torch.compile's wrap_inline does; torch.compile's counts are the yardstick
+    import torch._dynamo.testing
+
+    counter = torch._dynamo.testing.CompileCounter()
+    torch.testing.assert_close(fj.compile(fn, backend=counter, fullgraph=True)(*args), fn(*args))
+    torch._dynamo.reset()
+    reference = torch._dynamo.testing.CompileCounter()
+    torch.compile(fn, backend=reference, fullgraph=True)(*args)
+    assert (counter.frame_count, counter.op_count) == (reference.frame_count, reference.op_count)
+    assert fj.compile(fn).__name__ == fn.__name__
+
+
+def test_callables_compiled_alone_keep_separate_caches():
+    sin, cos = fj.compile(torch.sin), fj.compile(torch.cos)
+    x = torch.randn(3)
+    torch.testing.assert_close((sin(x), cos(x)), (torch.sin(x), torch.cos(x)))
+    assert len(fe.cache_entries(sin._framejit_target)) == 1
+    assert len(fe.cache_entries(cos._framejit_target)) == 1

@@ -9,7 +9,7 @@ import torch
 
 from framejit import frameeval as fe
 
-from . import dim_policy, resume
+from . import dim_policy, resume, top_frame
 from .backends import lookup_backend
 from .convert_frame import reset_counters
 from .dim_policy import DYNAMIC_BOUNDS_ATTR, DYNAMIC_DIMS_ATTR, STATIC_DIMS_ATTR
@@ -26,23 +26,30 @@ def _innermost(fn):
     return fn
 
 
-def _wrap_with_callback(fn, callback):
+def _wrap_with_callback(fn, callback, frame_around: bool = True):
+    """`fn` run with `callback` set; `frame_around`: a callable that starts no captured
+    frame of its own is called from one (top_frame.py; False for framejit's own
+    wrappers, whose callees' frames are the ones captured)."""
     if callback is not fe.SKIP:
         fn = _innermost(fn)
     if isinstance(fn, torch.nn.Module):
         return OptimizedModule(fn, callback)
     if not callable(fn):
         raise TypeError(f"framejit: expected a function or nn.Module, got {type(fn).__name__}")
+    target = fn
+    if frame_around and isinstance(callback, FrameCallback) and top_frame.needs_frame(fn):
+        target = top_frame.frame_around(fn)
 
     @functools.wraps(fn)
     def framejit_wrapper(*args, **kwargs):
         previous = fe.set_callback(callback)
         try:
-            return fn(*args, **kwargs)
+            return target(*args, **kwargs)
         finally:
             fe.set_callback(previous)
 
     framejit_wrapper._framejit_orig = fn
+    framejit_wrapper._framejit_target = target  # what it calls: fn, or a frame around it
     framejit_wrapper._framejit_callback = callback
     return framejit_wrapper
 
@@ -178,7 +185,9 @@ class OptimizedModule(torch.nn.Module):
     def __init__(self, mod: torch.nn.Module, callback):
         object.__setattr__(self, "_orig_mod", mod)
         object.__setattr__(self, "_framejit_callback", callback)
-        object.__setattr__(self, "_framejit_call", _wrap_with_callback(_caller(mod), callback))
+        object.__setattr__(
+            self, "_framejit_call", _wrap_with_callback(_caller(mod), callback, False)
+        )
 
     def __call__(self, *args, **kwargs):
         return self._framejit_call(*args, **kwargs)
