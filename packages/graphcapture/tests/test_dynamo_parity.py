@@ -521,3 +521,34 @@ def test_nonlocal_store_in_an_inlined_function():
         torch_counter.frame_count,
         torch_counter.op_count,
     )
+
+
+def test_break_at_the_start_of_no_grad_compiles_no_pointless_graph():
+    # the graph before the break held only the no_grad switch: it was compiled as a graph
+    # of its own (2 frames beside torch's 1); the switch now runs in the rewritten frame
+    seen = []
+
+    @fj.disable
+    def record_grad_mode():
+        seen.append(torch.is_grad_enabled())
+
+    def fn(x):
+        with torch.no_grad():
+            record_grad_mode()
+            return x + 1
+
+    def torch_fn(x):
+        with torch.no_grad():
+            torch._dynamo.graph_break()
+            return x + 1
+
+    x = torch.randn(4, requires_grad=True)
+    fj.reset()
+    counter = torch._dynamo.testing.CompileCounter()
+    out = fj.optimize(counter)(fn)(x)
+    torch.testing.assert_close(out, x.detach() + 1)
+    assert not out.requires_grad and seen == [False] and torch.is_grad_enabled()
+    torch._dynamo.reset()
+    reference = torch._dynamo.testing.CompileCounter()
+    torch._dynamo.optimize(reference)(torch_fn)(x)
+    assert counter.frame_count == reference.frame_count == 1

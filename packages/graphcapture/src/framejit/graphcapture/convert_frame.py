@@ -363,7 +363,18 @@ def _generate(code, f_globals, capture: _Capture, backend, record: CompileRecord
     graph_call: list = []
     output_var = "___graph_out"
     output_index: dict = {}
-    if output.count_calls() > 0 or _compiles_empty_graph(inst, output, stack):
+    grad_switch = _only_grad_switches(output)
+    if grad_switch is not None and not needed:
+        # a graph of nothing but grad-mode switches (a break at the start of a no_grad
+        # block) is no graph: its last switch runs in the rewritten frame, as
+        # torch.compile drops such a pointless graph
+        gen = PyCodegen(code)
+        gen.add_push_null(lambda: gen.load_const(torch._C._set_grad_enabled))
+        gen.load_const(grad_switch)
+        gen.call(1)
+        gen.pop_top()
+        graph_call = gen.insts
+    elif output.count_calls() > 0 or _compiles_empty_graph(inst, output, stack):
         backend_start = time.perf_counter()
         graph_record, inputs = _compile_graph(output, needed, backend)
         backend_time = time.perf_counter() - backend_start
@@ -398,7 +409,7 @@ def _generate(code, f_globals, capture: _Capture, backend, record: CompileRecord
     protected = output.inlined_try or rerun.protected_trace(
         tx.decoded, inst.index if inst is not None else None
     )
-    if graph_call and protected and rerun.rerunnable(record.graphs[-1].graph_module):
+    if record.graphs and protected and rerun.rerunnable(record.graphs[-1].graph_module):
         # the graph raising inside a try/with of the traced code: drop the exception and
         # run the original bytecode from its start, so its handlers see it (rerun.py)
         original = fbc.body(fbc.decode(code))
@@ -439,6 +450,16 @@ def _preload(cg: PyCodegen, sources: list) -> None:
         temp = f"___preload_{i}"
         cg.emit("STORE_FAST", temp)
         cg.preloaded[source_name(source)] = temp
+
+
+def _only_grad_switches(output: OutputGraph) -> bool | None:
+    """The grad mode the graph leaves, when its ops are all grad-mode switches."""
+    calls = [
+        n for n in output.graph.nodes if n.op in ("call_function", "call_method", "call_module")
+    ]
+    if not calls or any(n.target is not torch._C._set_grad_enabled for n in calls):
+        return None
+    return bool(calls[-1].args[0])
 
 
 def _compiles_empty_graph(inst, output: OutputGraph, stack: list) -> bool:

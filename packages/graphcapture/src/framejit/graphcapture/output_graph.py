@@ -27,10 +27,10 @@ from .fast_fake import fast_fake
 from .side_effects import SideEffects
 from .sources import python_identifier, source_name
 
-
 # the generated forward's own parameter: a tensor input from L['self'] (a Python method on
 # torch.Tensor) must not be named after it
 _RESERVED_NAMES = frozenset({"self"})
+
 
 class GraphInput:
     __slots__ = ("example", "node", "source", "value")
