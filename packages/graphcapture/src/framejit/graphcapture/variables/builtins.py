@@ -13,6 +13,7 @@ import torch
 from ..exc import Unsupported
 from . import numpy_arrays
 from .base import ConcreteValueVariable, ConstantVariable, VariableTracker, fold, is_constant_value
+from .class_dicts import ClassDictVariable
 from .containers import (
     BaseListVariable,
     DictVariable,
@@ -156,7 +157,7 @@ def contains_op(tx, container: VariableTracker, needle: VariableTracker) -> bool
         return container.contains(tx, needle)
     if isinstance(container, (DictVariable, BaseListVariable, DictViewVariable)):
         return container.call_method(tx, "__contains__", [needle], {}).as_python_constant()
-    if isinstance(container, InstanceDictVariable):  # `key in obj.__dict__`
+    if isinstance(container, (InstanceDictVariable, ClassDictVariable)):  # `key in obj.__dict__`
         return container.call_method(tx, "__contains__", [needle], {}).as_python_constant()
     if isinstance(container, IteratorVariable):
         return any(
@@ -234,7 +235,7 @@ def _sequence_pair(a, b) -> bool:
 
 
 def identity_compare(tx, op, a, b) -> VariableTracker:
-    same = _same_object(a, b)
+    same = same_object(a, b)
     if same is None:
         raise Unsupported(f"{op.__name__} on {a} and {b}")
     _guard_identity(tx, a, b, same)
@@ -267,7 +268,7 @@ def _guard_identity(tx, a, b, same: bool) -> None:
         )
 
 
-def _same_object(a, b) -> bool | None:
+def same_object(a, b) -> bool | None:
     if a is b:
         return True
     if isinstance(a, ConcreteValueVariable) and isinstance(b, ConcreteValueVariable):
@@ -282,7 +283,24 @@ def _same_object(a, b) -> bool | None:
         b.is_python_constant() and b.as_python_constant() is None
     ):
         return False  # one side is None, the other a tracked non-constant object
+    type_a, type_b = _known_type(a), _known_type(b)
+    if type_a is not None and type_b is not None and _unrelated(type_a, type_b):
+        return False  # no object is an instance of two unrelated classes
     return None
+
+
+def _known_type(vt) -> type | None:
+    """The class the tracked object is an instance of (maybe a base of its exact class)."""
+    if isinstance(vt, TensorVariable):
+        return torch.Tensor
+    try:
+        return vt.python_type()
+    except Unsupported:
+        return None
+
+
+def _unrelated(a: type, b: type) -> bool:
+    return not issubclass(a, b) and not issubclass(b, a)
 
 
 def unary_op(tx, op, a: VariableTracker) -> VariableTracker:
@@ -456,9 +474,16 @@ def _issubclass(tx, a, b):
 
 
 def _type(tx, obj):
-    from .builder import wrap
+    from framejit.guards import TypeSource
 
-    return wrap(tx, obj.python_type(), None)
+    from .builder import wrap
+    from .objects import UserDefinedObjectVariable
+
+    # a user object's class read through `type(src)`: what is read off the class is guarded
+    source = None
+    if isinstance(obj, UserDefinedObjectVariable) and obj.source is not None:
+        source = TypeSource(obj.source)
+    return wrap(tx, obj.python_type(), source)
 
 
 def _range(tx, *args):

@@ -95,14 +95,19 @@ class BaseListVariable(VariableTracker):
 
 
 def contains(tx, items: list[VariableTracker], needle: VariableTracker) -> VariableTracker:
-    if not needle.is_python_constant():
-        raise Unsupported("`in` on a non-constant")
-    value = needle.as_python_constant()
+    """`needle in seq` as list/tuple do it: each item in turn, `item is needle or
+    item == needle`, stopping at the first true one (a user __eq__ runs as in eager; an
+    answer that needs a tensor's value is a graph break)."""
+    from .builtins import binary_op, same_object
+
+    if needle.is_python_constant() and all(i.is_python_constant() for i in items):
+        value = needle.as_python_constant()
+        return ConstantVariable(any(i.as_python_constant() == value for i in items))
     for item in items:
-        if item.is_python_constant() and item.as_python_constant() == value:
+        if same_object(item, needle) is True:
             return ConstantVariable(True)
-        if not item.is_python_constant():
-            raise Unsupported("`in` over non-constant items")
+        if binary_op(tx, operator.eq, item, needle).truth(tx):
+            return ConstantVariable(True)
     return ConstantVariable(False)
 
 

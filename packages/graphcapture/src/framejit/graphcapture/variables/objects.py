@@ -534,6 +534,11 @@ class UserDefinedObjectVariable(GetAttrMixin, ConcreteValueVariable):
         _guard_class_attr(tx, self, "__call__", call)
         if isinstance(call, types.FunctionType):
             return UserMethodVariable(call, self).call_function(tx, args, kwargs)
+        from .descriptor_calls import descriptor_get_call
+
+        result = descriptor_get_call(tx, self, args, kwargs)
+        if result is not None:
+            return result
         raise Unsupported(f"call to a {type(self.value).__name__} object")
 
     def __repr__(self) -> str:
@@ -559,6 +564,10 @@ class UserDefinedClassVariable(ConcreteValueVariable):
             return TupleVariable([wrap(tx, c, None) for c in getattr(self.value, name)])
         if name == "__mro__" and isinstance(self.value, type):
             return TupleVariable([UserDefinedClassVariable(k) for k in self.value.__mro__])
+        if name == "__dict__" and _class_lookup(type(self.value), name) is _TYPE_DICT:
+            from .class_dicts import ClassDictVariable
+
+            return ClassDictVariable(self)  # (type's data descriptor wins over the class's own)
         attr = _class_lookup(self.value, name)
         if attr is _MISSING and _class_lookup(type(self.value), name) is _TYPE_SUBCLASSES:
             return _SubclassesMethod(self)
@@ -600,6 +609,7 @@ class UserDefinedClassVariable(ConcreteValueVariable):
 
 
 _TYPE_SUBCLASSES = type.__dict__["__subclasses__"]
+_TYPE_DICT = type.__dict__["__dict__"]
 
 
 class _SubclassesMethod(VariableTracker):
