@@ -12,6 +12,7 @@ import copy
 import functools
 import itertools
 import operator
+import re
 import typing
 
 import numpy as np
@@ -201,6 +202,48 @@ def set_iteration_order_matches_eager(a):
 @case(t(4))
 def set_returned(a):
     return a + 1, {1, 2}
+
+
+def _set_errors():
+    s, key = {1, 2}, "a"
+    return (
+        lambda: s - 1, lambda: s.add([]), lambda: s.remove(3), lambda: set().pop(),
+        lambda: s.issubset(1), lambda: s.copy(1), lambda: s.issubset(), lambda: [][2],
+        lambda: (1, 2)[key],
+    )  # fmt: skip
+
+
+@case(t(4))
+def set_errors_caught_as_eager(a):
+    caught = []
+    for bad in _set_errors():
+        try:
+            bad()
+        except (TypeError, KeyError, IndexError) as e:
+            caught.append((type(e).__name__, str(e)))
+    return a + len(caught), caught
+
+
+@case(t(4))
+def set_keys_looked_up_as_frozensets(a):
+    s = {frozenset("ab"), 1}
+    found = set("ab") in s, set("xy") in s
+    s.discard(set("ab"))
+    return a * len(s), found
+
+
+# ----------------------------------------------------------------- re on constants
+@case(t(4))
+def re_folded_on_constants(a):
+    m = re.match(r"(\w+)-(\d+)", "layer-12")
+    p = re.compile("b+")
+    return (
+        a * int(m.group(2)),
+        m.group(1),
+        bool(p.search("abbc")),
+        p.pattern,
+        re.sub("a", "b", "aa"),
+    )
 
 
 # ----------------------------------------------------------------- collections

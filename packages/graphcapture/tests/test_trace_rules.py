@@ -3,6 +3,7 @@ code from site-packages (the tiny package the test session installs) traced like
 
 from __future__ import annotations
 
+import functools
 import importlib.util
 import logging
 import os
@@ -47,6 +48,17 @@ def test_each_rule_covers_its_place(rule):
     filename = _sample_file(rule)
     if filename is None:
         pytest.skip(f"{rule.place} is not installed here")
+    if rule.functions:  # it covers the functions it names, not the rest of their file
+        module = importlib.import_module(rule.place)
+        for name in rule.functions:
+            fn = functools.reduce(getattr, name.split("."), module)
+            assert os.path.samefile(fn.__code__.co_filename, filename)
+            assert fn.__code__.co_qualname == name
+            assert trace_rules.lookup(filename, name) == rule
+            assert trace_rules.is_inlined(filename, name) is rule.inline
+        assert trace_rules.lookup(filename, "not." + rule.functions[0]) != rule
+        assert trace_rules.lookup(filename) != rule
+        return
     assert trace_rules.lookup(filename) == rule
     assert trace_rules.is_captured(filename) is rule.capture
     assert trace_rules.is_inlined(filename) is rule.inline

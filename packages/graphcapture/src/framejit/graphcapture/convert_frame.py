@@ -705,6 +705,9 @@ def _emit_break(
         extras = _stack_size(cg) - before
         for vt in deep:
             _reconstruct_stack_arg(cg, vt)
+    elif protected is not None:  # a raise/return: what the handler keeps is below it
+        for vt in deep[: protected.depth]:
+            _reconstruct_stack_arg(cg, vt)
     for vt in top:
         vt.reconstruct(cg)
     handler = fbc.Label()

@@ -123,7 +123,14 @@ def make_resume_function(
             prologue.append(fbc.inst("LOAD_FAST", name))
     stack_args = len(arg_names) - fixed
     arg_names.extend(live_locals)
+    entry = decoded.handler_for(index)
+    if entry is not None:
+        # the jump lands inside a try/with range: the prologue's stack is that range's, as
+        # the bytecode assembler must see to size the handler (it counts from a TryBegin)
+        prologue.append(fbc.TryBegin(body.insts[entry.target], entry.depth, entry.lasti))
     prologue.append(fbc.inst("JUMP", jump=body.insts[index]))
+    if entry is not None:
+        prologue.append(fbc.TryEnd())
     at = body.prefix_end()
     name = new_name(decoded.insts[index].offset)
     new = fbc.assemble(
@@ -133,11 +140,10 @@ def make_resume_function(
         name=name,
         docstring=None,
     )
-    result = ResumeFunction(
-        name, new, stack_args, live_locals, first_local, len(prologue), leading_dummy
-    )
+    shift = sum(1 for item in prologue if not isinstance(item, (fbc.TryBegin, fbc.TryEnd)))
+    result = ResumeFunction(name, new, stack_args, live_locals, first_local, shift, leading_dummy)
     _cache.setdefault(code, dict)[key] = result
-    _origin[new] = (weakref.ref(code), len(prologue))
+    _origin[new] = (weakref.ref(code), shift)
     return result
 
 

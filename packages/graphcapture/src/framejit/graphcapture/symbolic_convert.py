@@ -39,6 +39,7 @@ from .variables import (
     TensorVariable,
     TupleVariable,
     VariableTracker,
+    context_managers,
     wrap,
 )
 from .variables.autocast import AutocastVariable
@@ -180,11 +181,8 @@ class InstructionTranslatorBase:
         raise TracedRaise(self, exc, fresh=False)
 
     def WITH_EXCEPT_START(self, inst):
-        exit_fn = self.stack[-4]
-        if not isinstance(exit_fn, WithExitVariable):
-            raise Unsupported(f"exception through a with-block over {exit_fn}")
-        exit_fn.call_function(self, [], {})  # grad-mode and null contexts never swallow it
-        self.push(ConstantVariable(False))
+        # [exit, lasti, previous exception, exception]: the exit says whether to swallow it
+        self.push(context_managers.exit_with_exception(self, self.stack[-4], self.stack[-1]))
 
     def jump(self, inst: Inst) -> None:
         self.ip = inst.target
@@ -474,7 +472,7 @@ class InstructionTranslatorBase:
                 "inlining deeper than the interpreter's recursion limit leaves room for"
             )
         code = fn_vt.get_code()
-        rule = trace_rules.lookup(code.co_filename)
+        rule = trace_rules.lookup(code.co_filename, code.co_qualname)
         if not rule.inline:
             raise Unsupported(f"call to {code.co_qualname} ({rule.place}: {rule.why})")
         bound, cells = fn_vt.bind(self, args, kwargs)
@@ -838,7 +836,11 @@ class InstructionTranslatorBase:
             self.push(ctx.call_method(self, "__enter__", [], {}))  # (autocast's is self)
             return
         if not isinstance(ctx, (GradModeVariable, NullContextVariable)):
-            raise Unsupported(f"with-block over {ctx}")
+            entered = context_managers.enter(self, ctx)
+            if entered is None:
+                raise Unsupported(f"with-block over {ctx}")
+            self.stack.extend(entered)  # the bound __exit__, what __enter__ returned
+            return
         self.push(WithExitVariable(ctx))
         ctx.enter(self)
         self.push(ConstantVariable(None))

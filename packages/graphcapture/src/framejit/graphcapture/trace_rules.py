@@ -5,7 +5,9 @@ stdlib, site-packages) and answers two questions: is a frame whose code lives th
 captured when it starts (`capture`), and is a call into it from traced code traced
 inline (`inline`; otherwise the call is a graph break and runs for real).  The most
 specific place wins (the longest path), so `torch.nn.modules` overrides `torch`, and
-site-packages overrides the stdlib directory it may sit inside.
+site-packages overrides the stdlib directory it may sit inside.  A rule may name functions
+(qualified names) of its place: it covers only those, and the rest of the file falls to
+the next rule (torch's TestCase.assertRaises is inlined, the rest of common_utils is not).
 
 Anything not covered — user code, and whatever pip installs (transformers, timm, a
 user's own package) — is traced.  Skipped are framejit itself, torch's internals other
@@ -29,6 +31,7 @@ class Rule:
     capture: bool  # frames of code found here are captured when they start
     inline: bool  # calls into this code from a traced frame are traced inline
     why: str
+    functions: tuple[str, ...] = ()  # only these qualified names of the place (none: all)
 
 
 TRACED = Rule("<user>", True, True, "user or third-party code")
@@ -46,6 +49,7 @@ RULES: tuple[Rule, ...] = (
     Rule("concurrent", False, False, "executors must really run"),
     Rule("asyncio", False, False, "event loops must really run"),
     Rule("random", False, False, "Python's RNG state lives outside the graph"),
+    Rule("re", False, False, "regular expressions: the C engine (re_models folds constants)"),
     Rule("traceback", False, False, "tracebacks read the real stack"),
     Rule("linecache", False, False, "reads source files"),
     Rule("tokenize", False, False, "reads source files"),
@@ -73,6 +77,14 @@ RULES: tuple[Rule, ...] = (
     Rule("torch.nn.functional", False, True, "torch.nn.functional's Python layer"),
     Rule("torch.nn.init", False, True, "initializers"),
     Rule("torch.utils._pytree", False, True, "pytree helpers"),
+    Rule("torch.utils._ordered_set", False, True, "OrderedSet, built and used in model code"),
+    Rule(
+        "torch.testing._internal.common_utils",
+        False,
+        True,
+        "torch's TestCase picks unittest's assertRaises context (traced under unittest.case)",
+        functions=("TestCase.assertRaises", "TestCase.assertRaisesRegex"),
+    ),
 )
 
 
@@ -103,19 +115,34 @@ class _Table:
 
     def __init__(self, rules: tuple[Rule, ...]):
         prefixes: dict[str, Rule] = {}
+        # (absolute file, qualified name) -> the rule naming that function
+        self.functions: dict[tuple[str, str], Rule] = {}
         for rule in rules:
             for place in _places(rule):
                 path = os.path.abspath(place)
+                if rule.functions:
+                    self.functions.update({(path, name): rule for name in rule.functions})
+                    continue
                 if os.path.isdir(path):
                     path = os.path.join(path, "")
                 prefixes[path] = rule  # a later, more specific rule may share a path: it wins
         self.prefixes = sorted(prefixes.items(), key=lambda item: len(item[0]), reverse=True)
         # frozen modules (`<frozen importlib.util>`) have no file: their rule is the one of
         # the module name or its closest package that has one
-        self.by_module = {r.place: r for r in rules if not r.place.startswith("<")}
+        self.by_module = {
+            r.place: r for r in rules if not r.place.startswith("<") and not r.functions
+        }
         self.cache: dict[str, Rule] = {}
+        self.paths: dict[str, str] = {}  # co_filename -> its absolute path
 
-    def lookup(self, filename: str) -> Rule:
+    def lookup(self, filename: str, qualname: str | None = None) -> Rule:
+        if qualname is not None and self.functions:
+            path = self.paths.get(filename)
+            if path is None:
+                path = self.paths[filename] = os.path.abspath(filename)
+            rule = self.functions.get((path, qualname))
+            if rule is not None:
+                return rule
         rule = self.cache.get(filename)
         if rule is None:
             rule = self.cache[filename] = self._find(filename)
@@ -148,12 +175,13 @@ _FX_GENERATED = Rule("<eval_with_key>", False, True, "torch.fx generated code (a
 _table: _Table | None = None
 
 
-def lookup(filename: str) -> Rule:
-    """The rule for code from `filename` (a code object's co_filename)."""
+def lookup(filename: str, qualname: str | None = None) -> Rule:
+    """The rule for code from `filename` (a code object's co_filename), and for the
+    function `qualname` there when given (a code object's co_qualname)."""
     global _table
     if _table is None:
         _table = _Table(RULES)
-    return _table.lookup(filename)
+    return _table.lookup(filename, qualname)
 
 
 def reset() -> None:
@@ -166,5 +194,5 @@ def is_captured(filename: str) -> bool:
     return lookup(filename).capture
 
 
-def is_inlined(filename: str) -> bool:
-    return lookup(filename).inline
+def is_inlined(filename: str, qualname: str | None = None) -> bool:
+    return lookup(filename, qualname).inline

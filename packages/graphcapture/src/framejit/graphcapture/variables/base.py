@@ -130,6 +130,17 @@ class BoundBuiltinMethodVariable(VariableTracker):
     def call_function(self, tx, args, kwargs) -> VariableTracker:
         return self.obj.call_method(tx, self.name, args, kwargs)
 
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        """`__self__`, and the names of the type's method (`p.copy.__name__`: unittest
+        names the callable given to assertRaises)."""
+        if name == "__self__":
+            return self.obj
+        if name in ("__name__", "__qualname__"):
+            method = getattr(self.obj.python_type(), self.name, None)
+            if isinstance(getattr(method, name, None), str):
+                return ConstantVariable(getattr(method, name))
+        return super().var_getattr(tx, name)
+
 
 class NullVariable(VariableTracker):
     """The NULL that 3.11+ pushes below a callable (PUSH_NULL, LOAD_GLOBAL with the low bit)."""
@@ -193,6 +204,7 @@ class ConstantVariable(ConcreteValueVariable):
     def unpack(self, tx) -> list[VariableTracker]:
         if isinstance(self.value, (str, tuple, range, bytes, frozenset)):
             return [ConstantVariable(v) for v in self.value]
+        fold(iter, self.value)  # not iterable (an int, None): eager's TypeError
         raise Unsupported(f"cannot iterate over {type(self.value).__name__}")
 
     def var_getattr(self, tx, name: str) -> VariableTracker:

@@ -14,6 +14,7 @@ import enum
 import functools
 import inspect
 import os
+import re
 import types
 import weakref
 from typing import Any
@@ -74,6 +75,8 @@ def wrap_constant_or_unsupported(value: Any) -> VariableTracker:
         return ConstantVariable(value)
     if type(value) is torch.Size:
         return SizeVariable([ConstantVariable(v) for v in value])
+    if isinstance(value, (re.Pattern, re.Match)):  # immutable records of constants
+        return ConstantVariable(value)
     if type(value) in (tuple, list):
         items = [wrap_constant_or_unsupported(v) for v in value]
         return TupleVariable(items) if type(value) is tuple else ListVariable(items)

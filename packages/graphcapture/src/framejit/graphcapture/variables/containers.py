@@ -69,8 +69,13 @@ class BaseListVariable(VariableTracker):
             )
         try:
             return self.items[key]
-        except (IndexError, TypeError) as e:
-            raise Unsupported(f"{type(e).__name__}: index {key!r} out of range") from e
+        except (IndexError, TypeError):
+            # eager's error, as a list or tuple of this length raises it
+            stand_in = [None] * len(self.items)
+            if not isinstance(self, ListVariable):
+                stand_in = tuple(stand_in)
+            fold(operator.getitem, stand_in, key)
+            raise Unsupported(f"index {key!r} out of range") from None
 
     def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
         if name == "__getitem__":

@@ -52,11 +52,37 @@ class ExceptionObjectVariable(UserDefinedObjectVariable):
             if self.raised:
                 raise Unsupported(f"__traceback__ of a traced {self.cls.__name__}")
             return ConstantVariable(None)
+        if name == "with_traceback" and _class_attr(self.cls, name) is _WITH_TRACEBACK:
+            from .functions import MethodRef
+
+            return MethodRef(self, name)
         owner = next((k for k in self.cls.__mro__ if name in k.__dict__), None)
         if owner is not None and owner.__module__ == "builtins" and name != "__class__":
             # a builtin class's field or method (StopIteration.value, with_traceback)
             raise Unsupported(f"attribute {name!r} of a traced {self.cls.__name__}")
         return self._lookup(tx, name)
+
+    def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
+        if name == "with_traceback" and _class_attr(self.cls, name) is _WITH_TRACEBACK:
+            return self._with_traceback(tx, args, kwargs)
+        return super().call_method(tx, name, args, kwargs)
+
+    def _with_traceback(self, tx, args: list, kwargs: dict) -> VariableTracker:
+        """BaseException.with_traceback(tb): tb stored as __traceback__, the exception back.
+        Dropping it (None, as unittest's assertRaises does) or giving back the exception's
+        own traceback is modelled; any other traceback is not."""
+        from .context_managers import TracebackVariable
+
+        if kwargs or len(args) != 1:
+            raise Unsupported("TypeError: with_traceback() takes exactly one argument")
+        (tb,) = args
+        if isinstance(tb, TracebackVariable) and tb.exc is self:
+            return self
+        if not _is_none(tb):
+            raise Unsupported("with_traceback() given a traceback")
+        tx.output.side_effects.writes += 1
+        self.attrs["__traceback__"] = tb
+        return self
 
     def store_attr(self, name: str, value: VariableTracker) -> None:
         """`exc.name = value`, checked as BaseException's setters check it."""
@@ -117,6 +143,13 @@ class ExceptionObjectVariable(UserDefinedObjectVariable):
 
     def __repr__(self) -> str:
         return f"ExceptionObjectVariable({self.cls.__name__})"
+
+
+_WITH_TRACEBACK = BaseException.__dict__["with_traceback"]
+
+
+def _class_attr(cls: type, name: str):
+    return next((k.__dict__[name] for k in cls.__mro__ if name in k.__dict__), None)
 
 
 def exception_str(exc: ExceptionObjectVariable) -> VariableTracker | None:

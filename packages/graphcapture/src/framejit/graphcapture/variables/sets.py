@@ -16,7 +16,8 @@ import types
 import torch
 
 from ..exc import Unsupported
-from .base import ConstantVariable, VariableTracker, is_constant_value
+from .base import ConstantVariable, VariableTracker, fold, is_constant_value
+from .exceptions import observed
 
 
 class _ById:
@@ -50,12 +51,11 @@ def _identity(vt: VariableTracker):
 def key_of(vt: VariableTracker):
     if vt.is_python_constant():
         value = vt.as_python_constant()
-        try:
-            hash(value)
-        except TypeError:
-            raise Unsupported(f"TypeError: unhashable type: {type(value).__name__!r}") from None
+        fold(hash, value)  # (an unhashable constant raises TypeError, as eager does)
         return value
     cls = _type_of(vt)
+    if cls is not None and cls.__hash__ is None:  # a list, dict, set: eager's TypeError
+        raise observed(TypeError, f"unhashable type: {cls.__name__!r}", reason="unhashable")
     if cls is not None and not issubclass(cls, torch.Tensor):  # Tensor hashes by identity
         for name in ("__hash__", "__eq__"):
             if isinstance(_class_attr(cls, name), types.FunctionType):
@@ -67,6 +67,17 @@ def key_of(vt: VariableTracker):
     if getattr(vt, "mutable", False) and not _hashable_mutable(vt):
         raise Unsupported(f"TypeError: unhashable type: {vt}")
     return _ById(vt)
+
+
+def lookup_key(vt: VariableTracker):
+    """The key `x in s`, s.remove(x) and s.discard(x) look up: a set (or frozenset) of
+    constants is looked up as the frozenset of its members, as CPython retries an
+    unhashable set key; any other member as key_of keys it."""
+    if isinstance(vt, SetVariable) and vt.fixed_order is None:
+        items = vt.ordered()
+        if all(m.is_python_constant() for m in items):
+            return frozenset(m.as_python_constant() for m in items)
+    return key_of(vt)
 
 
 def _compares_by_identity(cls, value) -> bool:
@@ -171,7 +182,7 @@ class SetVariable(VariableTracker):
             self.members[key] = item
 
     def _discard(self, item: VariableTracker) -> bool:
-        key = key_of(item)
+        key = lookup_key(item)
         if key in self.keys:
             self.keys.discard(key)
             del self.members[key]
@@ -226,7 +237,7 @@ class SetVariable(VariableTracker):
         tx.output.side_effects.mutated(self)
 
     def contains(self, tx, needle: VariableTracker) -> bool:
-        return key_of(needle) in self.keys
+        return lookup_key(needle) in self.keys
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
         from .base import BoundBuiltinMethodVariable
@@ -258,6 +269,11 @@ class SetVariable(VariableTracker):
         handler = _METHODS.get(name)
         if handler is None:
             raise Unsupported(f"set.{name}")
+        low, high = _ARITY.get(name, (0, None))
+        if len(args) < low or (high is not None and len(args) > high):
+            # the TypeError eager raises: the real method's own, on an empty set
+            fold(getattr(self.python_type()(), name), *[None] * len(args))
+            raise Unsupported(f"set.{name} with {len(args)} arguments")
         return handler(self, tx, *args)
 
     def _other_keys(self, tx, other: VariableTracker) -> dict:
@@ -285,14 +301,16 @@ def _m_discard(s: SetVariable, tx, item):
 
 
 def _m_remove(s: SetVariable, tx, item):
-    if key_of(item) not in s.keys:
-        raise Unsupported("KeyError from set.remove")
+    if lookup_key(item) not in s.keys:
+        if not item.is_python_constant():
+            raise Unsupported("KeyError from set.remove of a non-constant")
+        raise observed(KeyError, item.as_python_constant(), reason="KeyError from set.remove")
     return _m_discard(s, tx, item)
 
 
 def _m_pop(s: SetVariable, tx):
     if not s.keys:
-        raise Unsupported("KeyError: pop from an empty set")
+        raise observed(KeyError, "pop from an empty set", reason="set.pop of an empty set")
     s._mutate(tx)
     key = next(iter(s.keys))
     s.keys.discard(key)
@@ -383,6 +401,15 @@ _METHODS = {
     "__len__": _m_len,
     "__contains__": _m_contains,
 }
+# (fewest, most) positional arguments of the methods that do not take any number
+_ARITY = {
+    **dict.fromkeys(("pop", "clear", "copy", "__len__"), (0, 0)),
+    **dict.fromkeys(
+        ("add", "discard", "remove", "issubset", "issuperset", "isdisjoint", "__contains__",
+         "symmetric_difference", "symmetric_difference_update"),
+        (1, 1),
+    ),
+}  # fmt: skip
 _METHODS["intersection_update"] = _in_place("intersection")
 _METHODS["difference_update"] = _in_place("difference")
 _METHODS["symmetric_difference_update"] = _in_place("symmetric_difference")
@@ -421,6 +448,10 @@ def set_binary_op(tx, op, a: SetVariable, b: VariableTracker) -> VariableTracker
     if not isinstance(b, SetVariable):
         if op in (operator.eq, operator.ne):
             return ConstantVariable(op is operator.ne)
+        if b.is_python_constant():
+            # a constant of a type that does not take sets: eager's TypeError, as the
+            # operator raises it on an empty set of a's type (which defines nothing of its own)
+            fold(op, a.python_type()(), b.as_python_constant())
         raise Unsupported(f"TypeError: {op.__name__} between a set and {b}")
     if op in _IN_PLACE and not a.frozen:
         a.call_method(tx, _IN_PLACE[op], [b], {})

@@ -1,5 +1,5 @@
 """The stdlib callables modelled on trackers (functools, operator, itertools, collections,
-inspect, copy).
+inspect, copy, traceback, re).
 
 One table, `MODELS`: real callable -> handler(tx, *args, **kwargs).  The builder wraps a
 listed callable (identity-guarded) as a `ModelledFunctionVariable`; calling it runs the
@@ -16,10 +16,12 @@ from ..exc import Unsupported
 from ..sources import AttrSource
 from .base import ConcreteValueVariable, VariableTracker
 from .collections_models import COLLECTIONS_MODELS
+from .context_managers import TRACEBACK_MODELS
 from .copy_models import COPY_MODELS
 from .functools_models import FUNCTOOLS_MODELS
 from .inspect_models import INSPECT_MODELS
 from .iterators import ITERTOOLS_MODELS
+from .re_models import RE_MODELS
 
 MODELS: dict[Any, Any] = {
     **FUNCTOOLS_MODELS,
@@ -27,6 +29,8 @@ MODELS: dict[Any, Any] = {
     **COLLECTIONS_MODELS,
     **INSPECT_MODELS,
     **COPY_MODELS,
+    **TRACEBACK_MODELS,
+    **RE_MODELS,
 }
 
 
