@@ -401,3 +401,77 @@ def class_mro_and_flags(x):
     mro = type(Child(x, 1)).__mro__
     is_mapping = collections.OrderedDict.__flags__ & (1 << 6)
     return x + (Base in mro) + (Left in mro) + bool(is_mapping), len(mro)
+
+
+# ----------------------------------------------------------------- __slots__ classes
+class Point:
+    __slots__ = ("x", "y")
+
+    def __init__(self, x, y):
+        self.x = x
+        self.y = y
+
+
+class PointWithDict(Point):  # no __slots__ of its own: its instances get a __dict__
+    def scaled(self):
+        return self.x * self.k
+
+
+@case(t(4))
+def slots_object_built_written_and_escapes(x):
+    p = Point(x, 2)
+    p.y = p.y + 1
+    return p.x * p.y, p
+
+
+@case(t(4))
+def slots_errors_as_eager(x):
+    p = Point(x, 2)
+    caught = []
+    try:
+        p.z = 1  # no slot, no __dict__
+    except AttributeError as e:
+        caught.append(str(e))
+    q = Point.__new__(Point)
+    try:
+        q.y  # noqa: B018 (an empty slot)
+    except AttributeError as e:
+        caught.append(str(e))
+    return x + len(caught), caught, hasattr(q, "x"), hasattr(p, "x")
+
+
+@case(t(4))
+def slots_and_dict_attributes_of_a_subclass(x):
+    p = PointWithDict(x, 1)
+    p.k = 3
+    return p.scaled(), p
+
+
+# ----------------------------------------------------------------- torch's OrderedSet
+@case(t(4))
+def ordered_set_built_and_combined(x):
+    from torch.utils._ordered_set import OrderedSet
+
+    s = OrderedSet(["c", "b", "a"])
+    s.add("d")
+    s.discard("b")
+    u, i, d = s | OrderedSet("xa"), s & OrderedSet("ad"), s - OrderedSet("c")
+    s |= {"e"}
+    return (
+        x * len(s), list(s), list(u), list(i), list(d), "a" in s, s == OrderedSet(s),
+        s != u, repr(s), s.issubset(u), s,
+    )  # fmt: skip
+
+
+@case(t(4))
+def ordered_set_errors_as_eager(x):
+    from torch.utils._ordered_set import OrderedSet
+
+    s = OrderedSet("ab")
+    caught = []
+    for bad in (lambda: s - 1, lambda: s.issubset(), lambda: OrderedSet().pop(), lambda: s.add([])):
+        try:
+            bad()
+        except (TypeError, KeyError) as e:
+            caught.append((type(e).__name__, str(e)))
+    return x + len(caught), caught

@@ -28,6 +28,13 @@ def _same_objects(actual, expected) -> None:
         assert vars(actual).keys() == vars(expected).keys()
         for k in vars(expected):
             _same_objects(vars(actual)[k], vars(expected)[k])
+    elif "__slots__" in type(expected).__dict__ or "__slots__" in type(expected).__base__.__dict__:
+        assert type(actual) is type(expected)  # slots (and a __dict__ a subclass adds)
+        for k in type(expected).__mro__[0].__dict__.get("__slots__", ()) or expected.__slots__:
+            assert hasattr(actual, k) == hasattr(expected, k)
+            if hasattr(expected, k):
+                _same_objects(getattr(actual, k), getattr(expected, k))
+        assert getattr(actual, "__dict__", None) == getattr(expected, "__dict__", None)
     elif hasattr(expected, "__dataclass_fields__") and not isinstance(expected, type):
         assert type(actual) is type(expected)
         assert vars(actual).keys() == vars(expected).keys()

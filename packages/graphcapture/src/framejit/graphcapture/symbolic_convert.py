@@ -68,7 +68,7 @@ from .variables.objects import (
 )
 from .variables.sets import SetVariable, key_of
 from .variables.tensor_stores import store_tensor_attr
-from .variables.user_classes import user_iterator_of
+from .variables.user_classes import dunder_format, user_iterator_of
 
 # __setattr__ slots that are object's generic store (BaseException's is its own slot)
 # C __setattr__s that store as object.__setattr__ does (threading.local's: into the
@@ -619,7 +619,7 @@ class InstructionTranslatorBase:
         value = self.pop()
         conv = inst.arg & 0x03
         if not value.is_python_constant():
-            self.push(ConstantVariable(_format_contents(value, conv, spec)))
+            self.push(ConstantVariable(_format_contents(self, value, conv, spec)))
             return
         raw = value.as_python_constant()
         raw = {0: raw, 1: str(raw), 2: repr(raw), 3: ascii(raw)}[conv]
@@ -628,7 +628,7 @@ class InstructionTranslatorBase:
     def CONVERT_VALUE(self, inst):
         value = self.pop()
         if not value.is_python_constant():
-            self.push(ConstantVariable(_format_contents(value, inst.arg, "")))
+            self.push(ConstantVariable(_format_contents(self, value, inst.arg, "")))
             return
         convert = {1: str, 2: repr, 3: ascii}[inst.arg]
         self.push(ConstantVariable(fold(convert, value.as_python_constant())))
@@ -636,7 +636,7 @@ class InstructionTranslatorBase:
     def FORMAT_SIMPLE(self, inst):
         value = self.pop()
         if not value.is_python_constant():
-            self.push(ConstantVariable(_format_contents(value, 0, "")))
+            self.push(ConstantVariable(_format_contents(self, value, 0, "")))
             return
         self.push(ConstantVariable(fold(format, value.as_python_constant(), "")))
 
@@ -644,7 +644,8 @@ class InstructionTranslatorBase:
         spec = self.pop().as_python_constant()
         value = self.pop()
         if not value.is_python_constant():
-            raise Unsupported(f"f-string of {value}")
+            self.push(ConstantVariable(_format_contents(self, value, 0, spec)))
+            return
         self.push(ConstantVariable(fold(format, value.as_python_constant(), spec)))
 
     def LIST_APPEND(self, inst):
@@ -894,9 +895,13 @@ def _is_contextmanager_init(tracer) -> bool:
     return tracer is not None and tracer.code is getattr(init, "__code__", None)
 
 
-def _format_contents(value, conv: int, spec: str) -> str:
-    """str()/repr()/format(x, "") of a container of constants: its repr as it is now
-    (the three agree for list, tuple, dict and set)."""
+def _format_contents(tx, value, conv: int, spec: str) -> str:
+    """str()/repr()/format(x, "") of a user object with Python __str__/__repr__, or of a
+    container of constants: its repr as it is now (the three agree for list, tuple, dict
+    and set)."""
+    text = dunder_format(tx, value, conv, spec)
+    if text is not None:
+        return text.as_python_constant()
     text = contents_repr(value) if conv in (0, 1, 2) and spec == "" else None
     if text is None:
         raise Unsupported(f"f-string of {value}")

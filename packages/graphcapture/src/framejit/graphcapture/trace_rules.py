@@ -36,6 +36,10 @@ class Rule:
 
 TRACED = Rule("<user>", True, True, "user or third-party code")
 
+# torch modules whose Python code is traced as user code (classes built and used in model
+# code: OrderedSet): their functions are inlined, not put in the graph as torch ops
+TORCH_USER_CODE = ("torch.utils._ordered_set",)
+
 RULES: tuple[Rule, ...] = (
     Rule("<site-packages>", True, True, "third-party code is traced like user code"),
     Rule("<stdlib>", False, True, "stdlib: inlined when model code calls it"),
@@ -77,7 +81,7 @@ RULES: tuple[Rule, ...] = (
     Rule("torch.nn.functional", False, True, "torch.nn.functional's Python layer"),
     Rule("torch.nn.init", False, True, "initializers"),
     Rule("torch.utils._pytree", False, True, "pytree helpers"),
-    Rule("torch.utils._ordered_set", False, True, "OrderedSet, built and used in model code"),
+    *(Rule(m, False, True, "torch code that is user code to the trace") for m in TORCH_USER_CODE),
     Rule(
         "torch.testing._internal.common_utils",
         False,

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import collections
 import functools
 import math
 import operator
@@ -23,6 +24,7 @@ from .containers import (
     SizeVariable,
     SliceVariable,
     TupleVariable,
+    contents_repr,
 )
 from .exceptions import observed
 from .functools_models import PartialVariable
@@ -134,6 +136,8 @@ def binary_op(tx, op, a: VariableTracker, b: VariableTracker) -> VariableTracker
             for x, y in zip(a.items, b.items, strict=True)
         )
         return ConstantVariable(equal if op is operator.eq else not equal)
+    if op in (operator.eq, operator.ne) and _plain_dicts(a, b):
+        return ConstantVariable(_dicts_equal(tx, a, b) == (op is operator.eq))
     if a.has_tensors() or b.has_tensors():
         raise Unsupported(f"{op.__name__} between containers holding tensors")
     if op in (operator.eq, operator.ne, operator.is_, operator.is_not):
@@ -149,6 +153,29 @@ _IN_PLACE_ON_CONTENTS = {operator.iadd: "__iadd__", operator.imul: "__imul__"}
 def _base_contents(tx, vt: VariableTracker, dunder: str):
     fallback = getattr(vt, "_storage_fallback", None)
     return fallback(tx, dunder) if fallback is not None else None
+
+
+# dict classes whose == is dict's (OrderedDict's also compares the order with another one)
+_DICT_EQ = (dict, collections.OrderedDict, collections.defaultdict)
+
+
+def _plain_dicts(a, b) -> bool:
+    return all(isinstance(v, DictVariable) and v.python_type() in _DICT_EQ for v in (a, b))
+
+
+def _dicts_equal(tx, a: DictVariable, b: DictVariable) -> bool:
+    """dict_richcompare: the same keys, then each value compared (the same object is equal)."""
+    if len(a.items) != len(b.items) or a.items.keys() != b.items.keys():
+        return False
+    ordered = collections.OrderedDict
+    both_ordered = issubclass(a.python_type(), ordered) and issubclass(b.python_type(), ordered)
+    if both_ordered and list(a.items) != list(b.items):
+        return False
+    for key, value in a.items.items():
+        other = b.items[key]
+        if value is not other and not binary_op(tx, operator.eq, value, other).truth(tx):
+            return False
+    return True
 
 
 def contains_op(tx, container: VariableTracker, needle: VariableTracker) -> bool:
@@ -271,6 +298,8 @@ def _guard_identity(tx, a, b, same: bool) -> None:
 def same_object(a, b) -> bool | None:
     if a is b:
         return True
+    if getattr(a, "made_in_trace", False) or getattr(b, "made_in_trace", False):
+        return False  # an object the trace made has this one tracker
     if isinstance(a, ConcreteValueVariable) and isinstance(b, ConcreteValueVariable):
         va, vb = a.value, b.value
         if not is_constant_value(va):
@@ -660,7 +689,10 @@ def _getattr(tx, obj, name, default=None):
     try:
         return obj.var_getattr(tx, attr)
     except Unsupported as e:
-        if "AttributeError" in e.reason or "has no attribute" in e.reason:
+        raised = getattr(e, "exc_type", None)  # (an exception the traced lookup raised)
+        if raised is not None and not issubclass(raised, AttributeError):
+            raise
+        if raised is not None or "AttributeError" in e.reason or "has no attribute" in e.reason:
             _guard_absent(tx, obj, attr)
             return default
         raise
@@ -678,7 +710,10 @@ def _hasattr(tx, obj, name):
         obj.var_getattr(tx, attr)
         return ConstantVariable(True)
     except Unsupported as e:
-        if "AttributeError" in e.reason or "has no attribute" in e.reason:
+        raised = getattr(e, "exc_type", None)  # (an exception the traced lookup raised)
+        if raised is not None and not issubclass(raised, AttributeError):
+            raise
+        if raised is not None or "AttributeError" in e.reason or "has no attribute" in e.reason:
             _guard_absent(tx, obj, attr)
             return ConstantVariable(False)
         raise
@@ -861,7 +896,24 @@ def _str(tx, obj=None):
     result = dunder_str(tx, obj)
     if result is not None:
         return result
+    text = contents_repr(obj)  # (a list, tuple, dict or set: str is its repr)
+    if text is not None:
+        return ConstantVariable(text)
     raise Unsupported(f"str() of {obj}")
+
+
+def _repr(tx, obj):
+    if obj.is_python_constant():
+        return ConstantVariable(fold(repr, obj.as_python_constant()))
+    from .user_classes import dunder_format
+
+    result = dunder_format(tx, obj, 2, "")
+    if result is not None:
+        return result
+    text = contents_repr(obj)
+    if text is not None:
+        return ConstantVariable(text)
+    raise Unsupported(f"repr() of {obj}")
 
 
 def _locals(tx):
@@ -949,6 +1001,7 @@ BUILTIN_HANDLERS = {
     functools.partial: _partial,
     super: _super,
     str: _str,
+    repr: _repr,
     set: _set(False),
     frozenset: _set(True),
     locals: _locals,

@@ -152,13 +152,17 @@ def _class_attr(cls: type, name: str):
     return next((k.__dict__[name] for k in cls.__mro__ if name in k.__dict__), None)
 
 
+# builtin exceptions with fields of their own whose str() is BaseException's, of args alone
+_STR_OF_ARGS = (AttributeError, NameError, StopIteration)
+
+
 def exception_str(exc: ExceptionObjectVariable) -> VariableTracker | None:
     """str(exc) by its builtin class's __str__, which reads only args (KeyError's repr of
     the key, BaseException's joined args): folded on constant args; None otherwise."""
     method = next(k.__dict__["__str__"] for k in exc.cls.__mro__ if "__str__" in k.__dict__)
     owner = getattr(method, "__objclass__", None)
-    if not isinstance(method, types.WrapperDescriptorType) or not is_plain_exception_init(
-        getattr(owner, "__init__", None)
+    if not isinstance(method, types.WrapperDescriptorType) or not (
+        is_plain_exception_init(getattr(owner, "__init__", None)) or owner in _STR_OF_ARGS
     ):
         return None
     if not all(a.is_python_constant() for a in exc.args):

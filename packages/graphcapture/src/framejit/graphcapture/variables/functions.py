@@ -78,8 +78,19 @@ class FrameFreeVarCell(CellVariable):
         self.loaded = True
 
 
-def bind_arguments(code: types.CodeType, defaults, kwdefaults, args, kwargs) -> dict:
-    """Bind trackers to the code's parameter names as CPython would (TypeError -> break)."""
+def bind_arguments(
+    code: types.CodeType, defaults, kwdefaults, args, kwargs, qualname: str | None = None
+) -> dict:
+    """Bind trackers to the code's parameter names as CPython would (eager's TypeError when
+    they do not bind)."""
+
+    def error():
+        from .call_errors import binding_error
+
+        return binding_error(
+            code, qualname or code.co_qualname, len(defaults), kwdefaults, len(args), kwargs
+        )
+
     nargs = code.co_argcount
     kwonly = code.co_kwonlyargcount
     posonly = code.co_posonlyargcount
@@ -101,30 +112,30 @@ def bind_arguments(code: types.CodeType, defaults, kwdefaults, args, kwargs) -> 
         else:
             extra.append(arg)
     if extra and varargs_name is None:
-        raise Unsupported(f"TypeError: {code.co_name}() got too many positional arguments")
+        raise error()
     varkw = {}
     for key, value in kwargs.items():
         if key in pos_names[posonly:] or key in kwonly_names:
             if key in bound:
-                raise Unsupported(f"TypeError: {code.co_name}() got multiple values for {key!r}")
+                raise error()
             bound[key] = value
         elif varkw_name is not None:
             varkw[key] = value
         else:
-            raise Unsupported(f"TypeError: {code.co_name}() got an unexpected keyword {key!r}")
+            raise error()
     first_default = nargs - len(defaults)
     for i, name in enumerate(pos_names):
         if name not in bound:
             if i >= first_default:
                 bound[name] = defaults[i - first_default]
             else:
-                raise Unsupported(f"TypeError: {code.co_name}() missing argument {name!r}")
+                raise error()
     for name in kwonly_names:
         if name not in bound:
             if name in kwdefaults:
                 bound[name] = kwdefaults[name]
             else:
-                raise Unsupported(f"TypeError: {code.co_name}() missing keyword argument {name!r}")
+                raise error()
     if varargs_name is not None:
         from .containers import TupleVariable
 
@@ -210,7 +221,7 @@ class UserFunctionVariable(BaseUserFunctionVariable, ConcreteValueVariable):
                 ItemSource(AttrSource(self.source, "__kwdefaults__"), key) if self.source else None
             )
             kwdefaults[key] = wrap(tx, value, src)
-        bound = bind_arguments(fn.__code__, defaults, kwdefaults, args, kwargs)
+        bound = bind_arguments(fn.__code__, defaults, kwdefaults, args, kwargs, fn.__qualname__)
         cells = {}
         frame_cells = _frame_closure_ids(tx)
         for i, (name, cell) in enumerate(
@@ -334,7 +345,8 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
         raise Unsupported(f"attribute {name!r} of {self}")
 
     def bind(self, tx, args, kwargs):
-        bound = bind_arguments(self.code, self.defaults, self.kwdefaults, args, kwargs)
+        qualname = self.names.get("__qualname__", self.qualname)
+        bound = bind_arguments(self.code, self.defaults, self.kwdefaults, args, kwargs, qualname)
         cells = dict(zip(self.code.co_freevars, self.closure, strict=True))
         return bound, cells
 

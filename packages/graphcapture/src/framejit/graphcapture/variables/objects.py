@@ -12,7 +12,13 @@ import torch
 from ..exc import Unsupported
 from ..sources import AttrSource, ItemSource, SubclassesSource
 from . import torch_calls
-from .base import ConcreteValueVariable, ConstantVariable, VariableTracker, is_constant_value
+from .base import (
+    ConcreteValueVariable,
+    ConstantVariable,
+    VariableTracker,
+    fold,
+    is_constant_value,
+)
 from .builtin_bases import container_base, contents, slot_method
 from .containers import IteratorVariable, TupleVariable
 from .exceptions import ObservedException, observed
@@ -89,7 +95,7 @@ class GetAttrMixin:
 
         obj = self.value
         source = AttrSource(self.source, name) if self.source is not None else None
-        instance_dict = getattr(obj, "__dict__", {})
+        instance_dict = getattr(obj, "__dict__", None)  # (None: __slots__ only)
         if name == "__dict__" and isinstance(instance_dict, dict):
             return InstanceDictVariable(self)
         cls = type(obj)
@@ -110,7 +116,7 @@ class GetAttrMixin:
         get = _python_descriptor_method(class_attr, "__get__")
         if get is not None and _is_data_descriptor(class_attr):
             return _call_descriptor(tx, self, name, get, [self, UserDefinedClassVariable(cls)])
-        if name in instance_dict:
+        if instance_dict is not None and name in instance_dict:
             return wrap(tx, instance_dict[name], source)
         if get is not None:  # a non-data descriptor: the instance __dict__ wins over it
             return _call_descriptor(tx, self, name, get, [self, UserDefinedClassVariable(cls)])
@@ -138,7 +144,9 @@ class GetAttrMixin:
         if isinstance(class_attr, types.MemberDescriptorType):
             try:  # a __slots__ member: the value in the object's slot
                 value = class_attr.__get__(obj, cls)
-            except AttributeError:
+            except AttributeError as e:
+                if getattr(self, "made_in_trace", False):  # never set in the trace
+                    raise observed(AttributeError, *e.args, reason="empty slot") from None
                 raise Unsupported(f"AttributeError: slot {name!r} is empty") from None
             return wrap(tx, value, source)
         if hasattr(class_attr, "__get__") and not is_constant_value(class_attr):
@@ -195,10 +203,37 @@ def _call_descriptor(tx, obj, name: str, method, args: list) -> VariableTracker:
     return UserFunctionVariable(method).call_function(tx, [wrap(tx, descriptor, source), *args], {})
 
 
+def slot_member(cls: type, name: str):
+    """The member descriptor of `cls`'s __slots__ entry `name` (None: not a slot)."""
+    attr = _class_lookup(cls, name)
+    return attr if isinstance(attr, types.MemberDescriptorType) else None
+
+
+def has_instance_dict(cls: type) -> bool:
+    """Instances of `cls` store attributes in a __dict__ (a threading.local in the calling
+    thread's one)."""
+    return (
+        bool(cls.__dictoffset__)
+        or container_base(cls) is not None
+        or issubclass(cls, threading.local)
+    )
+
+
 def store_generic(tx, obj, name: str, value: VariableTracker, how: str) -> None:
     """`obj.name = value` as object.__setattr__ does it: through a data descriptor of the
-    class (a property's setter, a Python __set__), traced, else into the instance."""
-    attr = _class_lookup(type(obj.value), name)
+    class (a property's setter, a Python __set__), traced, else into the instance (its
+    __dict__ or a __slots__ member; neither: eager's AttributeError)."""
+    cls = type(obj.value)
+    attr = _class_lookup(cls, name)
+    if (
+        how != "dict"
+        and not _is_data_descriptor(attr)
+        and not has_instance_dict(cls)
+        and slot_member(cls, name) is None
+    ):  # no storage for it: eager's AttributeError, as the (stand-in) object raises it
+        if getattr(obj, "made_in_trace", False):
+            fold(object.__setattr__, obj.value, name, None)
+        raise Unsupported(f"store of {name!r} on a {cls.__name__} without a __dict__")
     if _is_data_descriptor(attr):
         if isinstance(attr, property):
             if not isinstance(attr.fset, types.FunctionType):
@@ -675,6 +710,8 @@ class SuperVariable(VariableTracker):
                     return _ObjectMethod(self.obj, "delattr")
                 if attr is _OBJECT_INIT and not is_class:
                     return _ObjectMethod(self.obj, "init")
+                if attr in _OBJECT_COMPARE and not is_class:
+                    return _ObjectCompare(self.obj, _OBJECT_COMPARE[attr])
                 if attr is _OBJECT_NEW:
                     from .user_classes import ObjectNewVariable
 
@@ -705,6 +742,40 @@ class SuperVariable(VariableTracker):
         klass = ItemSource(AttrSource(owner, "__mro__"), at)
         source = ItemSource(AttrSource(klass, "__dict__"), name)
         tx.output.add_guard(source, GuardKind.ID_MATCH, attr, origin=tx.origin())
+
+
+_OBJECT_COMPARE = {object.__eq__: "eq", object.__ne__: "ne"}
+
+
+class _ObjectCompare(VariableTracker):
+    """object.__eq__ / object.__ne__ reached by super() from a class's own: the same object
+    is equal (else NotImplemented); != inverts what type(obj).__eq__ answers."""
+
+    def __init__(self, obj: VariableTracker, kind: str):
+        self.obj = obj
+        self.kind = kind
+
+    def call_function(self, tx, args, kwargs) -> VariableTracker:
+        import operator
+
+        from .builtins import identity_compare
+
+        if len(args) != 1 or kwargs:
+            raise Unsupported(f"object.__{self.kind}__ with {len(args)} arguments")
+        (other,) = args
+        eq = _class_lookup(type(self.obj.value), "__eq__")
+        if self.kind == "ne" and isinstance(eq, types.FunctionType):
+            _guard_class_attr(tx, self.obj, "__eq__", eq)
+            result = UserMethodVariable(eq, self.obj).call_function(tx, [other], {})
+            if result.is_python_constant() and result.as_python_constant() is NotImplemented:
+                return result
+            return ConstantVariable(not result.truth(tx))
+        if self.kind == "ne" and eq is not object.__eq__:
+            raise Unsupported(f"object.__ne__ over a C __eq__ of {type(self.obj.value)}")
+        same = identity_compare(tx, operator.is_, self.obj, other).as_python_constant()
+        if self.kind == "eq":
+            return ConstantVariable(True if same else NotImplemented)
+        return ConstantVariable(False if same else NotImplemented)
 
 
 class _ModuleCall(VariableTracker):

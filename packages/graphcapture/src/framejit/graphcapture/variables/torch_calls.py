@@ -7,6 +7,7 @@ import types
 import torch
 
 from ..exc import Unsupported
+from ..trace_rules import TORCH_USER_CODE
 from . import scalar_tensor_args
 from .base import ConstantVariable, VariableTracker
 from .containers import ListVariable, SizeVariable
@@ -100,7 +101,7 @@ def tracing_fact(fn):
 
 def is_torch_callable(value) -> bool:
     module = getattr(value, "__module__", None) or ""
-    if isinstance(value, type):
+    if isinstance(value, type) or module in TORCH_USER_CODE:
         return False
     if module == "torch" or module.startswith("torch."):
         return True

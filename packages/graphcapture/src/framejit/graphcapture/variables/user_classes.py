@@ -42,6 +42,7 @@ from .objects import (
     UserDefinedClassVariable,
     UserDefinedObjectVariable,
     _class_lookup,
+    slot_member,
 )
 
 
@@ -98,9 +99,10 @@ def _plain_class(cls, own_new_traced: bool = False) -> str | None:
     `own_new_traced`: the classes' Python __new__ methods are traced (object.__new__ is
     what they reach).
     A metaclass that leaves `type.__call__` alone builds instances as `type` does; a dict,
-    OrderedDict or list base gives the object contents (dict_objects.py, list_objects.py).  A base that only
-    declares empty `__slots__` (abc.ABC, the collections.abc classes) adds no storage:
-    the instance keeps its __dict__ from the class that has no `__slots__`."""
+    OrderedDict or list base gives the object contents (dict_objects.py, list_objects.py).
+    A Python class's `__slots__` give the instance member slots (held in `attrs` like dict
+    attributes, and rebuilt through their descriptors); with every class of the MRO
+    declaring them, the instance has no __dict__ (`has_instance_dict`)."""
     if type(cls) not in (type, _ABCMeta()) and type(cls).__call__ is not type.__call__:
         return f"metaclass {type(cls).__name__} with its own __call__"
     if getattr(cls, "__abstractmethods__", None):  # object.__new__ refuses it
@@ -108,19 +110,13 @@ def _plain_class(cls, own_new_traced: bool = False) -> str | None:
     for klass in cls.__mro__[:-1]:
         if klass in CONTAINER_BASES:
             continue
-        if klass.__module__ == "builtins" or not _no_storage_slots(klass):
-            return f"base class {klass.__name__} (builtin or __slots__)"
+        if klass.__module__ == "builtins":
+            return f"base class {klass.__name__} (builtin)"
+        if type(klass.__dict__.get("__slots__", ())) not in (tuple, list, str):
+            return f"{klass.__name__}.__slots__ is not a tuple, list or str"
         if "__new__" in klass.__dict__ and not own_new_traced:
             return f"{klass.__name__}.__new__"
-    if not cls.__dictoffset__ and container_base(cls) is None:
-        return f"{cls.__name__} has no instance __dict__ (__slots__)"
     return None
-
-
-def _no_storage_slots(klass) -> bool:
-    """`klass` declares no `__slots__`, or empty ones (abc.ABC, collections.abc.*)."""
-    slots = klass.__dict__.get("__slots__", ())
-    return isinstance(slots, (tuple, list)) and not slots
 
 
 def _ABCMeta():
@@ -372,6 +368,20 @@ class NewObjectVariable(UserDefinedObjectVariable):
         cg.reconstruct_once(self, self._build)
 
     def _build(self, cg) -> None:
+        cls = type(self.value)
+        slots = {n: slot_member(cls, n) for n in self.attrs if slot_member(cls, n) is not None}
+        if slots and container_base(cls) is not None:
+            raise Unsupported(f"a {cls.__name__} (a container with __slots__) escaping")
+        if slots:  # __slots__ members: set through their descriptors
+            cg.add_push_null(lambda: cg.load_const(_rebuild_slotted_object))
+            cg.load_const(cls)
+            _build_map(cg, {n: v for n, v in self.attrs.items() if n not in slots})
+            cg.load_const(tuple(slots.values()))
+            for name in slots:
+                self.attrs[name].reconstruct(cg)
+            cg.build_tuple(len(slots))
+            cg.call(4)
+            return
         base = container_base(type(self.value))
         if base is list:
             cg.add_push_null(lambda: cg.load_const(rebuild_list_object))
@@ -410,6 +420,15 @@ def _build_map(cg, items: dict) -> None:
 def _rebuild_object(cls, attrs):
     obj = object.__new__(cls)
     obj.__dict__.update(attrs)
+    return obj
+
+
+def _rebuild_slotted_object(cls, attrs, members, values):
+    obj = object.__new__(cls)
+    if attrs:
+        obj.__dict__.update(attrs)
+    for member, value in zip(members, values, strict=True):
+        member.__set__(obj, value)
     return obj
 
 
@@ -493,6 +512,7 @@ _INPLACE = {
 
 def dunder_binary_op(tx, op, a: VariableTracker, b: VariableTracker) -> VariableTracker | None:
     """`a op b` through the operands' Python dunders; None: neither operand has one."""
+    asked = op
     if op is operator.ne and not (_python_method(a, "__ne__") or _python_method(b, "__ne__")):
         eq = dunder_binary_op(tx, operator.eq, a, b)  # object.__ne__ inverts __eq__
         return None if eq is None else ConstantVariable(not eq.truth(tx))
@@ -524,7 +544,33 @@ def dunder_binary_op(tx, op, a: VariableTracker, b: VariableTracker) -> Variable
         from .builtins import identity_compare
 
         return identity_compare(tx, operator.is_ if op is operator.eq else operator.is_not, a, b)
+    _declined(asked, a, b)
     raise Unsupported(f"TypeError: {op.__name__} not supported between these objects")
+
+
+# constant types whose operators decline (NotImplemented) an operand of a plain class
+_DECLINING = (int, float, complex, bool, type(None), str, bytes)
+
+
+def _declined(op, a, b) -> None:
+    """Both operands declined `a op b`: eager's TypeError, raised by the operator on
+    stand-ins (a bare class named as the user class, the constant itself) when each
+    operand is a plain Python object or a constant that cannot take it."""
+    stand_ins = []
+    for v in (a, b):
+        if isinstance(v, UserDefinedObjectVariable) and all(
+            k is object or k.__module__ != "builtins" for k in type(v.value).__mro__
+        ):
+            stand_ins.append(type(type(v.value).__name__, (), {})())
+        elif v.is_python_constant() and type(v.as_python_constant()) in _DECLINING:
+            stand_ins.append(v.as_python_constant())
+        else:
+            return
+    if op in (operator.mul, operator.imul, operator.mod, operator.imod) and any(
+        isinstance(x, (str, bytes)) for x in stand_ins
+    ):
+        return  # (a sequence repeats by an __index__, a string formats any object)
+    fold(op, *stand_ins)
 
 
 def _is_proper_subclass(b, a) -> bool:
@@ -572,6 +618,25 @@ def dunder_str(tx, vt: VariableTracker) -> VariableTracker | None:
     if isinstance(vt, ExceptionObjectVariable):
         return exception_str(vt)
     return None
+
+
+def dunder_format(tx, vt: VariableTracker, conv: int, spec: str) -> VariableTracker | None:
+    """An f-string field of a user object: `{obj!r}` through its Python __repr__, `{obj}` /
+    `{obj!s}` as str(obj) where the class leaves __format__ to object (None: otherwise)."""
+    if not isinstance(vt, UserDefinedObjectVariable) or spec:
+        return None
+    if conv == 2:
+        fn = _python_method(vt, "__repr__")
+        return None if fn is None else _checked_str(_call(tx, fn, vt))
+    if conv == 0 and _class_lookup(type(vt.value), "__format__") is not object.__format__:
+        return None
+    return dunder_str(tx, vt) if conv in (0, 1) else None
+
+
+def _checked_str(result: VariableTracker) -> VariableTracker:
+    if not (result.is_python_constant() and isinstance(result.as_python_constant(), str)):
+        raise Unsupported("TypeError: __repr__ returned non-string")
+    return result
 
 
 def dunder_len(tx, vt: VariableTracker) -> VariableTracker | None:
