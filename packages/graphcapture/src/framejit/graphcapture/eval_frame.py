@@ -12,7 +12,7 @@ import torch
 
 from framejit import frameeval as fe
 
-from . import stack, trace_rules
+from . import dispatch_modes, stack, trace_rules
 from .code_keyed import CodeKeyed
 from .config import config
 from .convert_frame import convert_frame, publish_eager_frame
@@ -43,6 +43,16 @@ class FrameCallback:
             return fe.SKIP_CODE
         if torch._C._get_tracing_state() is not None:
             # torch.jit.trace is recording this call: it must see the frame's own ops
+            return None
+        mode = dispatch_modes.eager_mode_active()
+        if mode is not None or dispatch_modes.inside_mode_handler(frame):
+            log.debug(
+                "framejit: %s runs eagerly: %s",
+                code.co_name,
+                f"torch dispatch mode {mode.__qualname__} is active"
+                if mode is not None
+                else "called from a torch dispatch mode's handler",
+            )
             return None
         entries = cache.entries if len(cache) else []
         if len(entries) >= config.cache_size_limit:
