@@ -102,6 +102,9 @@ def compile(model=None, *, backend="eager", fullgraph: bool = False, dynamic=Non
     return optimize(backend, fullgraph=fullgraph, dynamic=dynamic)(model)
 
 
+compile._framejit_nested_compile = True  # traced in a compiled frame: fn inlined (nested_compile)
+
+
 def disable(fn=None):
     """Run `fn` (and everything it calls) without capture; tracing a call to it is a graph break."""
     if fn is None:

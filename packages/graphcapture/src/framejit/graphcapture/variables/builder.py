@@ -50,6 +50,7 @@ from .containers import DictVariable, ListVariable, SizeVariable, TupleVariable
 from .environ import EnvironVariable
 from .functions import UserFunctionVariable, UserMethodVariable
 from .functools_models import PartialVariable
+from .nested_compile import NESTED_COMPILE_MARK, NestedCompileVariable
 from .objects import (
     NNModuleVariable,
     PythonModuleVariable,
@@ -277,6 +278,8 @@ def _build(tx, value: Any, source) -> VariableTracker:
         return UserMethodVariable(value.__func__, obj, source)
     if isinstance(value, types.FunctionType):
         _guard(tx, source, GuardKind.ID_MATCH, value)
+        if getattr(value, NESTED_COMPILE_MARK, False):
+            return NestedCompileVariable(value, source)
         original = _script_if_tracing_original(value) or _optimize_wrapper_original(value)
         if original is not None:
             # torch.jit.script_if_tracing's wrapper just calls it when not tracing with jit
