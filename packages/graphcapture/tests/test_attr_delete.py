@@ -97,3 +97,31 @@ def test_module_plain_attribute_delete():
     out, has = fj.compile(fn, backend="eager", fullgraph=True)(torch.ones(2), m)
     assert has is False and not hasattr(m, "flag")
     torch.testing.assert_close(out, m(torch.ones(2)))
+
+
+class Shadowed:
+    scale = 2.0  # the class attribute an instance's own value shadows until deleted
+
+    def __init__(self, scale):
+        self.scale = scale
+
+
+def deletes_a_shadowing_attribute_of_a_new_object(x):
+    obj = Shadowed(5.0)
+    before = obj.scale
+    del obj.scale
+    return x * before + obj.scale, obj
+
+
+def test_delete_of_a_new_objects_attribute_shows_the_class_one():
+    """transformers' get_text_config renames decoder_* keys of a deep copy this way."""
+    cnt = CompileCounter()
+    compiled = fj.compile(
+        deletes_a_shadowing_attribute_of_a_new_object, backend=cnt, fullgraph=True
+    )
+    x = torch.ones(2)
+    got, obj = compiled(x)
+    expected, _ = deletes_a_shadowing_attribute_of_a_new_object(x)
+    torch.testing.assert_close(got, expected)
+    assert "scale" not in vars(obj) and obj.scale == 2.0
+    assert cnt.frame_count == 1

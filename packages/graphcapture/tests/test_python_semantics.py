@@ -166,4 +166,3 @@ def test_getset_descriptor_get_is_the_attribute_read():
                  (torch.Tensor.dtype, torch.ones(2, 2))]:  # fmt: skip
         assert f(g, x) == fn(g, x)
     assert counter.frame_count == 2  # another descriptor recompiles, the same one does not
-

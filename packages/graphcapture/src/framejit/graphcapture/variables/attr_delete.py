@@ -43,11 +43,15 @@ def object_delattr(tx, obj: VariableTracker, name: str) -> VariableTracker:
 
     cls = type(obj.value)
     _guard_class_attr(tx, obj, "__delattr__", _class_lookup(cls, "__delattr__"))
-    if _class_lookup(cls, name) is not _MISSING:
-        # a descriptor's __delete__, or a class attribute that shows once it is gone
+    class_attr = _class_lookup(cls, name)
+    made_in_trace = getattr(obj, "made_in_trace", False)
+    # a data descriptor's __delete__ runs instead; a plain class attribute shows once the
+    # instance's is gone, which reads of an object the trace made see (its attrs, then its
+    # class), but reads of a real object's would need the class attribute guarded too
+    if class_attr is not _MISSING and (not made_in_trace or _is_data_descriptor(class_attr)):
         raise Unsupported(f"delete of {name!r}, which {cls.__name__} also defines")
     effects = tx.output.side_effects
-    if getattr(obj, "made_in_trace", False):
+    if made_in_trace:
         if name not in obj.attrs:
             raise Unsupported(f"AttributeError: delattr of {name!r}, not an instance attribute")
         effects.writes += 1
@@ -56,6 +60,11 @@ def object_delattr(tx, obj: VariableTracker, name: str) -> VariableTracker:
         return ConstantVariable(None)
     _delete_sourced(tx, obj, name, getattr(obj.value, "__dict__", None))
     return ConstantVariable(None)
+
+
+def _is_data_descriptor(value) -> bool:
+    kind = type(value)
+    return hasattr(kind, "__set__") or hasattr(kind, "__delete__")
 
 
 def _module_delattr(tx, obj, name: str) -> VariableTracker:
