@@ -190,3 +190,29 @@ def test_shape_as_tensor_static_and_symbolic():
         x = torch.ones(shape)
         torch.testing.assert_close(compiled(x), fn(x))
     assert torch._shape_as_tensor(torch.ones(())).shape == (0,)
+
+
+def test_isinstance_through_the_metaclass():
+    """Legacy storage classes check dtype in their metaclass (a break: eager asks it);
+    nn.Parameter / nn.Buffer also accept a tensor flagged _is_param / _is_buffer."""
+
+    def storage_check(x):
+        f = bytearray([0x00, 0x01, 0x02, 0x03])
+        bools = torch.BoolStorage.from_buffer(f, "big")
+        return x + 1, isinstance(bools, torch.BoolStorage), isinstance(bools, torch.FloatStorage)
+
+    x = torch.randn(3)
+    got = fj.compile(storage_check, backend="eager")(x)
+    assert got[1:] == (True, False)
+
+    def flags(a, b):
+        y = a * 2
+        return (y, isinstance(a, torch.nn.Parameter), isinstance(b, torch.nn.Buffer),
+                isinstance(y, (torch.nn.Parameter, torch.nn.Buffer)))  # fmt: skip
+
+    plain, flagged = torch.randn(2), torch.randn(2)
+    flagged._is_buffer = True
+    param = torch.nn.Parameter(torch.randn(2))
+    compiled = fj.compile(flags, backend="eager", fullgraph=True)
+    assert compiled(param, flagged)[1:] == flags(param, flagged)[1:] == (True, True, False)
+    assert compiled(plain, plain)[1:] == flags(plain, plain)[1:] == (False, False, False)

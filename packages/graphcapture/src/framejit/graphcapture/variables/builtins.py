@@ -478,20 +478,10 @@ def _len(tx, obj):
     raise Unsupported(f"len() of {obj}")
 
 
-_LEGACY_TENSOR_TYPE = type(torch.FloatTensor)  # torch.FloatTensor, torch.LongTensor, ...
-
-
 def _isinstance(tx, obj, classes):
-    cls = classes.as_python_constant()
-    if isinstance(obj, TensorVariable) and any(
-        isinstance(c, _LEGACY_TENSOR_TYPE) for c in (cls if isinstance(cls, tuple) else (cls,))
-    ):
-        # their __instancecheck__ reads dtype and device (both guarded), not the class
-        return ConstantVariable(fold(isinstance, obj.as_example(), cls))
-    try:
-        return ConstantVariable(isinstance_of_type(obj.python_type(), cls))
-    except TypeError as e:
-        raise Unsupported(f"TypeError in isinstance: {e}") from e
+    from .instance_checks import is_instance
+
+    return ConstantVariable(is_instance(tx, obj, classes.as_python_constant()))
 
 
 def isinstance_of_type(t: type, cls) -> bool:
