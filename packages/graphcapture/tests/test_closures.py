@@ -417,3 +417,82 @@ def test_a_frozen_dataclass_init_a_closure_itself_runs_right(compiled):
     expected, expected_budget = builds_a_frozen_dataclass(x)
     torch.testing.assert_close(out, expected)
     assert budget == expected_budget
+
+
+def _adder(val):
+    def inner(x):
+        return torch.sin(x + val)
+
+    return inner
+
+
+def _scaled(k=2.0):
+    return lambda x, k=k: x * k
+
+
+def test_closures_made_per_call_share_compiled_code_like_torch():
+    # a function argument was guarded by identity: each new closure over an equal value
+    # recompiled (4 frames beside torch's 2); it is now guarded by its code, globals and
+    # empty __dict__, and what it closes over by value
+    import torch._dynamo
+    import torch._dynamo.testing
+
+    def fn(x, other_fn):
+        return other_fn(x + 1) - 1
+
+    x = torch.randn(8)
+    fns = [_adder(5), _adder(5), _adder(torch.randn(8)), _adder(torch.randn(8)), _adder(6)]
+    counter = torch._dynamo.testing.CompileCounter()
+    compiled = fj.compile(fn, backend=counter, fullgraph=True)
+    for f in fns:
+        torch.testing.assert_close(compiled(x, f), fn(x, f))
+    torch._dynamo.reset()
+    reference = torch._dynamo.testing.CompileCounter()
+    opt = torch.compile(fn, backend=reference, fullgraph=True)
+    for f in fns:
+        opt(x, f)
+    assert counter.frame_count == reference.frame_count == 3
+
+
+def test_code_matched_functions_still_see_what_differs():
+    def fn(x, f):
+        return f(x)
+
+    compiled = fj.compile(fn, backend="eager")
+    x = torch.randn(4)
+    # defaults differ per function object made by the same code
+    for k in (2.0, 3.0, 2.0):
+        torch.testing.assert_close(compiled(x, _scaled(k)), x * k)
+
+    # an attribute set on one of them: that one is not matched by its code
+    plain, marked = _adder(1.0), _adder(1.0)
+    marked.extra = True
+    torch.testing.assert_close(compiled(x, plain), torch.sin(x + 1.0))
+    torch.testing.assert_close(compiled(x, marked), torch.sin(x + 1.0))
+
+    # identity read in the trace: guarded by identity again
+    first = _adder(1.0)
+
+    def pick(x, f):
+        return x + 1 if f is first else x - 1
+
+    compiled_pick = fj.compile(pick, backend="eager")
+    torch.testing.assert_close(compiled_pick(x, first), x + 1)
+    torch.testing.assert_close(compiled_pick(x, _adder(1.0)), x - 1)
+
+    # a closure cell rebound between calls (nonlocal) is read anew
+    def counter_fn():
+        n = 0
+
+        def bump(x):
+            nonlocal n
+            n += 1
+            return x + n
+
+        return bump
+
+    bump_a, bump_b = counter_fn(), counter_fn()
+    torch.testing.assert_close(compiled(x, bump_a), x + 1)
+    torch.testing.assert_close(compiled(x, bump_a), x + 2)
+    torch.testing.assert_close(compiled(x, bump_b), x + 1)
+    torch.testing.assert_close(compiled(x, bump_a), x + 3)

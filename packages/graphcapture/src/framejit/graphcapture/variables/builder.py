@@ -23,6 +23,7 @@ import torch
 
 from framejit.guards import GuardKind, numpy_number
 
+from .. import trace_rules
 from ..dim_policy import DYNAMIC_DIMS_ATTR, marked_dims
 from ..dynamic_shapes import ShapeTracker
 from ..exc import Unsupported
@@ -48,7 +49,7 @@ from .builtins import BuiltinVariable
 from .collections_models import CounterVariable, DefaultDictVariable, DequeVariable
 from .containers import DictVariable, ListVariable, SizeVariable, TupleVariable
 from .environ import EnvironVariable
-from .functions import UserFunctionVariable, UserMethodVariable
+from .functions import CodeMatchedFunctionVariable, UserFunctionVariable, UserMethodVariable
 from .functools_models import PartialVariable
 from .nested_compile import NESTED_COMPILE_MARK, NestedCompileVariable
 from .objects import (
@@ -277,6 +278,9 @@ def _build(tx, value: Any, source) -> VariableTracker:
             return AutogradFunctionApplyVariable(obj)  # `self.fn = F.apply`, called later
         return UserMethodVariable(value.__func__, obj, source)
     if isinstance(value, types.FunctionType):
+        if source is not None and _code_matched(value):
+            _guard_by_code(tx, source, value)
+            return CodeMatchedFunctionVariable(value, source, tx.output)
         _guard(tx, source, GuardKind.ID_MATCH, value)
         if getattr(value, NESTED_COMPILE_MARK, False):
             return NestedCompileVariable(value, source)
@@ -486,6 +490,37 @@ def _fixed_member(value) -> bool:
     return is_constant_value(value) or isinstance(
         value, (types.FunctionType, types.ModuleType, type, types.BuiltinFunctionType)
     )
+
+
+def _code_matched(fn: types.FunctionType) -> bool:
+    """Can `fn` be guarded by its code rather than its identity (CodeMatchedFunctionVariable)?
+    A function defined inside another (`<locals>`: closures and lambdas, made anew by each
+    call of their maker; a module-level function keeps its one identity guard) with no
+    attributes of its own (no functools.wraps metadata, no marks, no framejit wrapper
+    flags) that is traced inline (not torch's, not a wrapper the builder unwraps)."""
+    return (
+        "<locals>" in fn.__code__.co_qualname
+        and not fn.__dict__
+        and _grad_mode_decorated(fn) is None
+        and not is_torch_callable(fn)
+        and trace_rules.is_inlined(fn.__code__.co_filename)
+    )
+
+
+def _guard_by_code(tx, source, fn: types.FunctionType) -> None:
+    _guard(tx, source, GuardKind.TYPE_MATCH, fn)
+    _guard(tx, AttrSource(source, "__code__"), GuardKind.ID_MATCH, fn.__code__)
+    _guard(tx, AttrSource(source, "__globals__"), GuardKind.ID_MATCH, fn.__globals__)
+    _guard(tx, AttrSource(source, "__dict__"), GuardKind.LENGTH_CHECK, 0)
+    # how many defaults there are decides the binding (their values are guarded when used)
+    if fn.__defaults__ is None:
+        _guard(tx, AttrSource(source, "__defaults__"), GuardKind.IS_NONE, None)
+    else:
+        _guard(tx, AttrSource(source, "__defaults__"), GuardKind.LENGTH_CHECK, fn.__defaults__)
+    if fn.__kwdefaults__ is None:
+        _guard(tx, AttrSource(source, "__kwdefaults__"), GuardKind.IS_NONE, None)
+    else:
+        _guard(tx, AttrSource(source, "__kwdefaults__"), GuardKind.DICT_KEYS, fn.__kwdefaults__)
 
 
 def _script_if_tracing_original(fn: types.FunctionType):

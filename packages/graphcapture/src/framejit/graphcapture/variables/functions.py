@@ -5,6 +5,8 @@ from __future__ import annotations
 import inspect
 import types
 
+from framejit.guards import GuardKind
+
 from ..exc import Unsupported
 from ..sources import AttrSource, ItemSource
 from .base import (
@@ -196,10 +198,14 @@ class UserFunctionVariable(BaseUserFunctionVariable, ConcreteValueVariable):
     def get_globals(self):
         return self.value.__globals__
 
+    def function_for_call(self, tx):
+        """The function whose code, defaults and closure a call binds."""
+        return self.value
+
     def bind(self, tx, args, kwargs):
         from .builder import wrap
 
-        fn = self.value
+        fn = self.function_for_call(tx)
         code = fn.__code__
         # only the defaults this call uses are read (and guarded): the others are placeholders
         # that binding never takes (their parameters are passed)
@@ -251,6 +257,64 @@ class UserFunctionVariable(BaseUserFunctionVariable, ConcreteValueVariable):
 
     def __repr__(self) -> str:
         return f"UserFunctionVariable({self.value.__qualname__})"
+
+
+class CodeMatchedFunctionVariable(UserFunctionVariable):
+    """A function from a source, guarded by its code, its globals and an empty `__dict__`
+    rather than by identity (builder.code_matched_function): a closure or lambda made anew
+    for each call reuses the compiled code, as TorchDynamo's CLOSURE_MATCH does.  A call
+    reads what it closes over and the defaults it uses through the source, each guarded by
+    value.  Whatever reads the object itself (`.value`: identity, metadata, a signature,
+    the function as a constant) guards its identity first, so nothing it folds goes
+    unguarded."""
+
+    def __init__(self, fn, source, output):
+        self._fn = fn
+        self.source = source
+        self._output = output
+
+    @property
+    def value(self):
+        self._output.add_guard(self.source, GuardKind.ID_MATCH, self._fn)
+        return self._fn
+
+    def python_type(self) -> type:
+        return type(self._fn)  # TYPE_MATCHed
+
+    def get_code(self):
+        return self._fn.__code__  # ID_MATCHed
+
+    def get_globals(self):
+        return self._fn.__globals__  # ID_MATCHed
+
+    def _shares_frame_cells(self, tx) -> bool:
+        frame_cells = _frame_closure_ids(tx)
+        return any(id(cell) in frame_cells for cell in self._fn.__closure__ or ())
+
+    def function_for_call(self, tx):
+        if self._shares_frame_cells(tx):
+            return self.value  # shares a cell with the compiled frame: that is per object
+        return self._fn
+
+    def bind(self, tx, args, kwargs):
+        bound, cells = super().bind(tx, args, kwargs)
+        if self._shares_frame_cells(tx):
+            return bound, cells  # identity-guarded (function_for_call): the cells are fixed
+        for i, name in enumerate(self._fn.__code__.co_freevars):
+            cell = cells.get(name)
+            if isinstance(cell, CellVariable) and cell.real_cell is not None:
+                # rebuilt from this call's function, not as the traced function's cell
+                if getattr(cell, "source", None) is None:
+                    cell.source = ItemSource(AttrSource(self.source, "__closure__"), i)
+                cell.by_source = True
+        return bound, cells
+
+    def call_function(self, tx, args, kwargs) -> VariableTracker:
+        # no constant-result mark: it would sit in the __dict__ that is guarded empty
+        return BaseUserFunctionVariable.call_function(self, tx, args, kwargs)
+
+    def __repr__(self) -> str:
+        return f"UserFunctionVariable({self._fn.__qualname__})"
 
 
 _UNUSED_DEFAULT = NullVariable()
@@ -439,6 +503,8 @@ def reconstruct_cell(cg, cell) -> None:
         cell.contents.reconstruct(cg)
         cg.emit("STORE_DEREF", cell.frame_name)
         cg.emit("LOAD_CLOSURE", cell.frame_name)
+    elif cell.real_cell is not None and getattr(cell, "by_source", False):
+        cg.load_source(cell.source)  # a code-matched function's: this call's own cell
     elif cell.real_cell is not None:
         cg.load_const(cell.real_cell)  # read-only in the trace (store() refuses)
     else:
