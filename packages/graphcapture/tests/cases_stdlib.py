@@ -232,6 +232,13 @@ def set_keys_looked_up_as_frozensets(a):
     return a * len(s), found
 
 
+@case(t(4))
+def ids_of_objects_made_in_the_frame(a):
+    q = set("ab")
+    r, p = q.copy(), frozenset(q)
+    return a + 1, id(q) == id(r), id(q) != id(r), id(q) == id(q), id(p) == id(p.copy())
+
+
 # ----------------------------------------------------------------- re on constants
 @case(t(4))
 def re_folded_on_constants(a):

@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import collections
 import functools
 import math
 import operator
@@ -26,10 +25,12 @@ from .containers import (
     TupleVariable,
     contents_repr,
 )
+from .dict_equality import dicts_equal, plain_dicts
 from .exceptions import observed
 from .functools_models import PartialVariable
 from .iterators import zip_items
 from .numpy_arrays import NdarrayVariable
+from .object_ids import ObjectIdVariable, compare_ids, has_id_token
 from .objects import InstanceDictVariable
 from .sets import SetVariable, build_set, set_binary_op, tracker_of_key
 from .sym_node import SymNodeVariable, sym_binary_op
@@ -79,6 +80,8 @@ def binary_op(tx, op, a: VariableTracker, b: VariableTracker) -> VariableTracker
     from .objects import UserDefinedObjectVariable
     from .user_classes import dunder_binary_op
 
+    if isinstance(a, ObjectIdVariable) or isinstance(b, ObjectIdVariable):
+        return compare_ids(tx, op, a, b)
     if isinstance(a, UserDefinedObjectVariable) or isinstance(b, UserDefinedObjectVariable):
         result = dunder_binary_op(tx, op, a, b)
         if result is not None:
@@ -136,8 +139,8 @@ def binary_op(tx, op, a: VariableTracker, b: VariableTracker) -> VariableTracker
             for x, y in zip(a.items, b.items, strict=True)
         )
         return ConstantVariable(equal if op is operator.eq else not equal)
-    if op in (operator.eq, operator.ne) and _plain_dicts(a, b):
-        return ConstantVariable(_dicts_equal(tx, a, b) == (op is operator.eq))
+    if op in (operator.eq, operator.ne) and plain_dicts(a, b):
+        return ConstantVariable(dicts_equal(tx, a, b) == (op is operator.eq))
     if a.has_tensors() or b.has_tensors():
         raise Unsupported(f"{op.__name__} between containers holding tensors")
     if op in (operator.eq, operator.ne, operator.is_, operator.is_not):
@@ -153,29 +156,6 @@ _IN_PLACE_ON_CONTENTS = {operator.iadd: "__iadd__", operator.imul: "__imul__"}
 def _base_contents(tx, vt: VariableTracker, dunder: str):
     fallback = getattr(vt, "_storage_fallback", None)
     return fallback(tx, dunder) if fallback is not None else None
-
-
-# dict classes whose == is dict's (OrderedDict's also compares the order with another one)
-_DICT_EQ = (dict, collections.OrderedDict, collections.defaultdict)
-
-
-def _plain_dicts(a, b) -> bool:
-    return all(isinstance(v, DictVariable) and v.python_type() in _DICT_EQ for v in (a, b))
-
-
-def _dicts_equal(tx, a: DictVariable, b: DictVariable) -> bool:
-    """dict_richcompare: the same keys, then each value compared (the same object is equal)."""
-    if len(a.items) != len(b.items) or a.items.keys() != b.items.keys():
-        return False
-    ordered = collections.OrderedDict
-    both_ordered = issubclass(a.python_type(), ordered) and issubclass(b.python_type(), ordered)
-    if both_ordered and list(a.items) != list(b.items):
-        return False
-    for key, value in a.items.items():
-        other = b.items[key]
-        if value is not other and not binary_op(tx, operator.eq, value, other).truth(tx):
-            return False
-    return True
 
 
 def contains_op(tx, container: VariableTracker, needle: VariableTracker) -> bool:
@@ -852,6 +832,8 @@ def _id(tx, obj):
     from .base import LazyVariable
 
     source = getattr(obj, "source", None)
+    if source is None and not isinstance(obj, LazyVariable) and has_id_token(obj):
+        return ObjectIdVariable(obj)
     if source is None or isinstance(obj, LazyVariable):
         raise Unsupported("id() of a traced value")
     if isinstance(obj, ConcreteValueVariable):
