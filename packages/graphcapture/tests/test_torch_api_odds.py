@@ -216,3 +216,36 @@ def test_isinstance_through_the_metaclass():
     compiled = fj.compile(flags, backend="eager", fullgraph=True)
     assert compiled(param, flagged)[1:] == flags(param, flagged)[1:] == (True, True, False)
     assert compiled(plain, plain)[1:] == flags(plain, plain)[1:] == (False, False, False)
+
+
+def _cond_branch_true(y):
+    return y + 2
+
+
+def _cond_branch_false(y):
+    return y - 2
+
+
+def _calls_cond_op(pred, x):
+    from torch._higher_order_ops.cond import cond_op
+
+    return cond_op(pred, _cond_branch_true, _cond_branch_false, (x,)) * 3
+
+
+def test_higher_order_operator_call_is_a_graph_break():
+    # an FX node cannot hold cond's Python branches: the call runs for real (it was an
+    # internal error that sent the whole frame to eager), the rest is compiled
+    fj.reset()
+    records = []
+    unsubscribe = fj.events.subscribe(records.append)
+    x = torch.randn(3)
+    f = fj.compile(_calls_cond_op, backend="eager")
+    try:
+        for p in (True, False):
+            expected = _calls_cond_op(torch.tensor(p), x)
+            torch.testing.assert_close(f(torch.tensor(p), x), expected)
+    finally:
+        unsubscribe()
+    reasons = [b.reason for r in records for b in r.graph_breaks]
+    assert any("higher-order operator cond" in r for r in reasons)
+    assert not any(r.skipped_reason for r in records if r.function_name == "_calls_cond_op")

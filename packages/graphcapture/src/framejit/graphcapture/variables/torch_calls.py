@@ -183,6 +183,9 @@ def call_torch_function(tx, fn_vt, args: list, kwargs: dict) -> VariableTracker:
         )
     if isinstance(fn, type):
         raise Unsupported(f"constructing {fn.__qualname__}")
+    if isinstance(fn, torch._ops.HigherOrderOperator):
+        # its arguments are Python functions, which an FX node cannot hold: run it for real
+        raise Unsupported(f"higher-order operator {fn.name()} (cond, map, ...) is not traced")
     kwargs = numpy_number_data(fn, args, kwargs)
     rewritten = scalar_tensor_args.rewrite(tx, fn, args, kwargs)
     if rewritten is not None:
