@@ -166,3 +166,27 @@ def test_getset_descriptor_get_is_the_attribute_read():
                  (torch.Tensor.dtype, torch.ones(2, 2))]:  # fmt: skip
         assert f(g, x) == fn(g, x)
     assert counter.frame_count == 2  # another descriptor recompiles, the same one does not
+
+
+# ------------------------------------------------------------------ torch.distributions
+def test_distributions_are_traced_as_python_over_tensor_ops():
+    def fn(x):
+        normal = torch.distributions.Normal(x, torch.tensor(1.0), validate_args=False)
+        independent = torch.distributions.Independent(normal, 1, validate_args=False)
+        return independent.log_prob(x), normal.entropy(), normal.stddev
+
+    _check(fn, torch.randn(4))
+
+
+def test_distribution_argument_validation_breaks_and_raises_as_eager():
+    # `if not torch._is_all_true(valid): raise ValueError`: a tensor's value decides
+    # (validate_args given: torch.compile switches the default off for the process)
+    def fn(mu, y):
+        return torch.distributions.Normal(mu, 1.0, validate_args=True).log_prob(y)
+
+    fj.reset()
+    f = fj.compile(fn, backend="eager")
+    torch.testing.assert_close(f(torch.zeros(3), torch.ones(3)), fn(torch.zeros(3), torch.ones(3)))
+    for call in (fn, f):
+        with pytest.raises(ValueError):
+            call(torch.tensor([float("nan")]), torch.ones(1))

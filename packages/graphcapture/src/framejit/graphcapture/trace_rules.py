@@ -89,6 +89,7 @@ RULES: tuple[Rule, ...] = (
         "torch's TestCase picks unittest's assertRaises context (traced under unittest.case)",
         functions=("TestCase.assertRaises", "TestCase.assertRaisesRegex"),
     ),
+    Rule("torch.distributions", False, True, "distributions: Python over tensor ops"),
 )
 
 
