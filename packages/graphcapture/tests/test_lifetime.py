@@ -69,19 +69,25 @@ def test_the_dropped_module_takes_its_cache_entry_and_compiled_graph_along():
 
 def test_many_dropped_models_do_not_fill_the_cache():
     x = torch.randn(2, 8)
-    records = []
-    unsubscribe = fj.events.subscribe(records.append)
+    runs = []
+
+    def backend(gm, example_inputs):
+        def run(*args):
+            runs.append(1)
+            return gm.forward(*args)
+
+        return run
+
     n = 3 * fj.config.cache_size_limit
-    try:
-        for _ in range(n):
-            model = Net()
-            torch.testing.assert_close(fj.compile(model)(x), model(x))
-            del model
-    finally:
-        unsubscribe()
+    for _ in range(n):
+        model = Net()
+        torch.testing.assert_close(fj.compile(model, backend=backend)(x), model(x))
+        del model
+    # the dropped models' entries went with them; the one left is traced for any Net
+    # (module_policy.py), held by nothing of theirs
     assert len(fe.cache_entries(Net.forward)) <= 1
-    # every model was compiled (none ran eagerly for hitting the cache size limit)
-    assert sum(1 for r in records if r.code is Net.forward.__code__ and r.graphs) == n
+    # every model ran compiled code (none ran eagerly for hitting the cache size limit)
+    assert len(runs) == n
 
 
 def test_records_keep_input_metadata_and_real_tensors_only_for_listeners_that_ask():

@@ -9,7 +9,7 @@ import torch
 
 from framejit import frameeval as fe
 
-from . import dim_policy, resume, top_frame
+from . import dim_policy, module_policy, resume, top_frame
 from .backends import lookup_backend
 from .convert_frame import reset_counters
 from .dim_policy import DYNAMIC_BOUNDS_ATTR, DYNAMIC_DIMS_ATTR, STATIC_DIMS_ATTR
@@ -126,6 +126,7 @@ def reset() -> None:
     fe.reset()
     resume.clear_cache()
     dim_policy.reset()
+    module_policy.reset()
     reset_counters()
 
 

@@ -37,6 +37,7 @@ from .exc import (
 )
 from .log_format import format_bytecode, format_graph_tabular, format_guards
 from .logs import logger
+from .module_policy import ModulePolicy
 from .output_graph import OutputGraph
 from .records import CompileRecord, GraphBreakRecord, GraphRecord, InputMeta
 from .resume import ResumeFunction, make_resume_function
@@ -159,8 +160,9 @@ def _convert_frame(
     trace_start = time.perf_counter()
     dim_policy = DimPolicy.for_code(code, dynamic)
     moved_break = False
+    module_policy = ModulePolicy.for_code(code)
     for _ in range(3):
-        output = OutputGraph(f_globals, dim_policy)
+        output = OutputGraph(f_globals, dim_policy, module_policy)
         output.fullgraph = fullgraph
         tx = InstructionTranslator(code, f_globals, f_builtins, f_locals, closure, output, break_at)
         traces += (tx, output)

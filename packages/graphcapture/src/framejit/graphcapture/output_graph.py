@@ -24,6 +24,7 @@ from .dim_policy import DimPolicy
 from .dynamic_shapes import ShapeTracker
 from .exc import Unsupported
 from .fast_fake import fast_fake
+from .module_policy import ModulePolicy
 from .side_effects import SideEffects
 from .sources import python_identifier, source_name
 
@@ -43,13 +44,19 @@ class GraphInput:
 
 
 class OutputGraph:
-    def __init__(self, f_globals: dict, dim_policy: DimPolicy | None = None):
+    def __init__(
+        self,
+        f_globals: dict,
+        dim_policy: DimPolicy | None = None,
+        module_policy: ModulePolicy | None = None,
+    ):
         self.f_globals = f_globals
         self.fullgraph = False  # set by convert_frame: Tensor.item() is then captured
         self.inlined_try = False  # an inlined function has try/with blocks (rerun.py)
         self.graph = torch.fx.Graph()
         self.shapes = ShapeTracker()
         self.dim_policy = dim_policy or DimPolicy()
+        self.module_policy = module_policy or ModulePolicy()
         self.fake_mode = FakeTensorMode(
             allow_non_fake_inputs=False, shape_env=self.shapes.shape_env
         )

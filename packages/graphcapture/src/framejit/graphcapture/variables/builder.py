@@ -182,6 +182,11 @@ def _build(tx, value: Any, source) -> VariableTracker:
             return OpaqueVariable(value, source, reason)
         return ConstantVariable(value, source)
     if isinstance(value, torch.nn.Module):
+        if not tx.output.module_policy.specialize(source, value):
+            _guard(tx, source, GuardKind.TYPE_MATCH, value)  # module_policy.py
+            module = NNModuleVariable(value, source)
+            module.specialized = False
+            return module
         _guard(tx, source, GuardKind.ID_MATCH, value)
         return NNModuleVariable(value, source)
     if type(value) is torch.Size:
@@ -663,9 +668,11 @@ def _wrap_dict_items(tx, value: dict, source) -> dict:
 def wrap_parameter(
     tx, module_vt: NNModuleVariable, name: str, value, buffer: bool
 ) -> VariableTracker:
-    if value is None:
-        return ConstantVariable(None)
     source = param_source(module_vt.source, name, buffer) if module_vt.source is not None else None
+    if value is None:
+        if not module_vt.specialized:  # another instance may hold a tensor there (bias=False)
+            _guard(tx, source, GuardKind.IS_NONE, value)
+        return ConstantVariable(None)
     if source is not None:
         key = source_name(source)
         cached = tx.output.wrapped.get(key)
@@ -675,6 +682,8 @@ def wrap_parameter(
         value, torch.nn.Parameter
     ):
         raise Unsupported(f"parameter/buffer of type {type(value).__name__}")
+    if not module_vt.specialized and source is not None:
+        return wrap(tx, value, source)  # a graph input, with its tensor guards
     _guard(tx, source, GuardKind.ID_MATCH, value)
     # the same tensor object may have had requires_grad flipped (requires_grad_(False)),
     # or its dtype/shape changed in place (`module.double()`, `p.data = other`): the

@@ -252,15 +252,21 @@ def identity_compare(tx, op, a, b) -> VariableTracker:
 
 
 def _guard_identity(tx, a, b, same: bool) -> None:
-    """Two user objects read from the inputs, of one type (so TYPE_MATCH alone does not
-    tell them apart): the folded `is` holds only while they stay (not) the same object."""
+    """Two user objects (or nn.Modules traced for any instance, module_policy.py) read from
+    the inputs, of one type (so TYPE_MATCH alone does not tell them apart): the folded
+    `is` holds only while they stay (not) the same object."""
     from framejit.guards import GuardKind
 
-    from .objects import UserDefinedObjectVariable
+    from .objects import NNModuleVariable, UserDefinedObjectVariable
+
+    def by_type(vt) -> bool:
+        return isinstance(vt, UserDefinedObjectVariable) or (
+            isinstance(vt, NNModuleVariable) and not vt.specialized
+        )
 
     if not (
-        isinstance(a, UserDefinedObjectVariable)
-        and isinstance(b, UserDefinedObjectVariable)
+        by_type(a)
+        and by_type(b)
         and a.source is not None
         and b.source is not None
         and type(a.value) is type(b.value)
@@ -452,10 +458,19 @@ def _len(tx, obj):
     from .objects import NNModuleVariable
 
     if isinstance(obj, NNModuleVariable):
+        if type(obj.value).__len__ in _MODULE_CONTAINER_LEN:  # len(self._modules)
+            return ConstantVariable(len(obj.table(tx, "_modules")))
+        if not obj.specialized:
+            raise Unsupported(f"len() of a {type(obj.value).__name__} traced for any instance")
         return ConstantVariable(len(obj.value))
     if obj.is_python_constant():
         return ConstantVariable(fold(len, obj.as_python_constant()))
     raise Unsupported(f"len() of {obj}")
+
+
+_MODULE_CONTAINER_LEN = {
+    c.__len__ for c in (torch.nn.Sequential, torch.nn.ModuleList, torch.nn.ModuleDict)
+}
 
 
 def _isinstance(tx, obj, classes):

@@ -291,9 +291,12 @@ def _guard_class_attr(tx, obj: VariableTracker, name: str, value) -> None:
 
 
 class NNModuleVariable(GetAttrMixin, ConcreteValueVariable):
-    """An nn.Module instance: parameters/buffers reach the graph as get_attr, forward is inlined."""
+    """An nn.Module instance: parameters/buffers reach the graph as get_attr, forward is
+    inlined.  An unspecialised one (module_policy.py) is guarded by its class and the keys
+    of its tables, its parameters/buffers graph inputs."""
 
     mutable = True
+    specialized = True
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
         from .builder import wrap_parameter
@@ -306,6 +309,10 @@ class NNModuleVariable(GetAttrMixin, ConcreteValueVariable):
             # a class attribute (a base's method `linear`) wins over a submodule, parameter or
             # buffer of that name: nn.Module.__getattr__ only runs when the lookup fails
             return self._lookup(tx, name)
+        if not self.specialized:  # which tables hold `name`: another instance may differ
+            for table in ("_parameters", "_buffers", "_modules"):
+                if table in module.__dict__:
+                    self.table(tx, table)
         params = module.__dict__.get("_parameters", {})
         buffers = module.__dict__.get("_buffers", {})
         submodules = module.__dict__.get("_modules", {})
