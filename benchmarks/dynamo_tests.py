@@ -77,14 +77,14 @@ def _patch_framejit() -> None:
     def compile(model=None, *, fullgraph=False, dynamic=None, backend="inductor", **_ignored):
         if model is None:
             return lambda m: compile(m, fullgraph=fullgraph, dynamic=dynamic, backend=backend)
-        return fj.compile(model, backend=backend_of(backend), fullgraph=fullgraph)
+        return fj.compile(model, backend=backend_of(backend), fullgraph=fullgraph, dynamic=dynamic)
 
-    def optimize(backend="inductor", *, nopython=False, disable=False, **_ignored):
+    def optimize(backend="inductor", *, nopython=False, disable=False, dynamic=None, **_ignored):
         if disable or os.environ.get("TORCHDYNAMO_DISABLE") == "1":
             return _NullDecorator()  # torch's optimize then changes nothing
         if backend is None or backend is False:
             return fj.run()
-        return fj.optimize(backend_of(backend), fullgraph=nopython)
+        return fj.optimize(backend_of(backend), fullgraph=nopython, dynamic=dynamic)
 
     def optimize_assert(backend, **_ignored):
         return fj.optimize(backend_of(backend), fullgraph=True)
