@@ -21,26 +21,29 @@ from framejit.guards import GuardKind, WeakRefCallSource
 
 from ..exc import Unsupported
 from ..sources import AttrSource
-from .base import VariableTracker
+from .base import ConcreteValueVariable, VariableTracker
 
 PROXY_TYPES = (weakref.ProxyType, weakref.CallableProxyType)
 
 
-def wrap_weakref(tx, value: weakref.ReferenceType, source) -> VariableTracker:
-    if source is None:
-        raise Unsupported("a weak reference the trace cannot reread")
-    tx.output.add_guard(source, GuardKind.TYPE_MATCH, value, origin=tx.origin())
-    return InputWeakRefVariable(value, source)
+class _WeakInput(ConcreteValueVariable):
+    """An input weak reference or proxy (its type guarded): never a constant, since what it
+    refers to may die or change between calls."""
+
+    what = "weak reference"
+
+    @classmethod
+    def wrap(cls, tx, value, source) -> VariableTracker:
+        if source is None:
+            raise Unsupported(f"a {cls.what} the trace cannot reread")
+        tx.output.add_guard(source, GuardKind.TYPE_MATCH, value, origin=tx.origin())
+        return cls(value, source)
+
+    def as_python_constant(self):
+        raise Unsupported(f"a {self.what} is not a constant")
 
 
-class InputWeakRefVariable(VariableTracker):
-    def __init__(self, value, source):
-        self.value = value
-        self.source = source
-
-    def python_type(self) -> type:
-        return type(self.value)
-
+class InputWeakRefVariable(_WeakInput):
     def call_function(self, tx, args, kwargs) -> VariableTracker:
         if args or kwargs:
             raise Unsupported("TypeError: a weak reference called with arguments")
@@ -104,20 +107,8 @@ def _identity(vt):
     return identity() if identity is not None else vt
 
 
-def wrap_proxy(tx, value, source) -> VariableTracker:
-    if source is None:
-        raise Unsupported("a weakref.proxy the trace cannot reread")
-    tx.output.add_guard(source, GuardKind.TYPE_MATCH, value, origin=tx.origin())
-    return ProxyVariable(value, source)
-
-
-class ProxyVariable(VariableTracker):
-    def __init__(self, value, source):
-        self.value = value
-        self.source = source
-
-    def python_type(self) -> type:
-        return type(self.value)
+class ProxyVariable(_WeakInput):
+    what = "weakref.proxy"
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
         from .builder import wrap
@@ -137,3 +128,7 @@ class ProxyVariable(VariableTracker):
         class_source = AttrSource(self.source, "__class__")
         tx.output.add_guard(class_source, GuardKind.ID_MATCH, cls, origin=tx.origin())
         return wrap(tx, instance_dict[name], AttrSource(self.source, name))
+
+
+wrap_weakref = InputWeakRefVariable.wrap
+wrap_proxy = ProxyVariable.wrap
