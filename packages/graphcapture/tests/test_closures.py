@@ -496,3 +496,36 @@ def test_code_matched_functions_still_see_what_differs():
     torch.testing.assert_close(compiled(x, bump_a), x + 2)
     torch.testing.assert_close(compiled(x, bump_b), x + 1)
     torch.testing.assert_close(compiled(x, bump_a), x + 3)
+
+
+def make_counter_pair():
+    n = 0
+
+    def bump(k):
+        nonlocal n
+        n += k
+
+    def fn(x):
+        bump(10)
+        y = x.sin() if n == 10 else x.cos()
+        bump(1)
+        return y + n
+
+    def read():
+        return n
+
+    return fn, read
+
+
+def test_inlined_nonlocal_store_to_the_frames_own_cell_is_replayed(compiled):
+    # bump's cell is the compiled frame's free variable `n`: one tracker for both, so the
+    # store is replayed once after the graph and fn's later read sees it (and is guarded)
+    fn, read = make_counter_pair()
+    ref, ref_read = make_counter_pair()
+    c = compiled(fn)
+    x = torch.randn(4)
+    for _ in range(3):
+        torch.testing.assert_close(c(x), ref(x))
+        assert read() == ref_read()
+    assert not any(r.graph_breaks for r in c.records)
+    assert c.counter.frame_count == 3  # n is read and guarded by value: 0, 11, 22

@@ -233,6 +233,11 @@ class UserFunctionVariable(BaseUserFunctionVariable, ConcreteValueVariable):
         for i, (name, cell) in enumerate(
             zip(fn.__code__.co_freevars, fn.__closure__ or (), strict=True)
         ):
+            if id(cell) in frame_cells:
+                # the compiled frame's own cell: one tracker with the frame's, so a store in
+                # either is a replayed side effect and seen by later reads in both
+                cells[name] = _frame_cell_tracker(tx, cell)
+                continue
             try:
                 contents = cell.cell_contents
             except ValueError:
@@ -249,8 +254,6 @@ class UserFunctionVariable(BaseUserFunctionVariable, ConcreteValueVariable):
             elif not _is_safe_unguarded(contents):
                 raise Unsupported(f"closure of {fn.__qualname__} cannot be guarded (no source)")
             cells[name] = CellVariable(wrap(tx, contents, src), real_cell=cell)
-            if id(cell) in frame_cells:
-                continue  # the frame's own cell (its FrameFreeVarCell): a store breaks
             cells[name].source = cell_src
             tx.output.closure_cells[id(cell)] = (cell, cells[name])
         return bound, cells
@@ -361,6 +364,15 @@ def _frame_closure_ids(tx) -> set[int]:
     while getattr(tx, "parent", None) is not None:
         tx = tx.parent
     return {id(cell) for cell in getattr(tx, "closure", None) or ()}
+
+
+def _frame_cell_tracker(tx, cell) -> CellVariable:
+    """The root translator's tracker (its FrameFreeVarCell) for one of its closure cells."""
+    root = tx
+    while getattr(root, "parent", None) is not None:
+        root = root.parent
+    index = next(i for i, c in enumerate(root.closure) if c is cell)
+    return root.free_var_cell(root.code.co_freevars[index])
 
 
 def _is_safe_unguarded(value) -> bool:
