@@ -207,6 +207,29 @@ def test_set_of_objects_guards_their_identity():
         torch.testing.assert_close(compiled(x, s, o), fn(x, s, o))
 
 
+def test_complex_numbers_in_inputs_are_guarded_by_value():
+    # a complex member of an input set, and a complex argument, are EQUALS_MATCHed (each
+    # part by the float rule): a changed value recompiles rather than reusing the graph
+    def fn(x, s, c):
+        y = x.sin() if "PyTorch" in s else x.cos()
+        return y * abs(c) + (1j in s)
+
+    counter = fj.testing.CompileCounter()
+    compiled = fj.compile(fn, backend=counter, fullgraph=True)
+    x = torch.tensor([1.0, 2.0])
+    nan = float("nan")  # one object: a nan hashes by identity, which orders the set
+    for s, c in (
+        ({"PyTorch", 3.3, 1j, nan}, 2j),
+        ({"PyTorch", 3.3, 1j, nan}, 2j),
+        ({3.3, 1j, nan}, 2j),
+        ({"PyTorch", 3.3, 2j, nan}, 3 + 4j),
+    ):
+        torch.testing.assert_close(compiled(x, s, c), fn(x, s, c))
+    assert counter.frame_count == 3
+    _got, frames, torch_frames = _frames(fn, x, {"PyTorch", 1j}, 2j)
+    assert frames == torch_frames == 1
+
+
 def test_set_isdisjoint_of_closure_sets():
     x = {"apple", "banana", "cherry"}
     y = {"google", "microsoft", "apple"}

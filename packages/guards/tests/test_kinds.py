@@ -84,6 +84,9 @@ def test_id_match():
         ),
         ((), [()], [(None,), []]),
         ((float("nan"), (2, 3)), [(math.nan, (2, 3))], [(math.nan, (2, 4)), (math.nan, [2, 3])]),
+        (1j, [1j, complex(0.0, 1.0)], [-1j, complex(-0.0, 1.0), 1.0, (0, 1), "1j"]),
+        (complex(math.nan, 2.0), [complex(math.nan, 2.0)], [complex(math.nan, 3.0), 2.0]),
+        ((1j, 2), [(1j, 2)], [(2j, 2), (1j, 2.0)]),
     ],
 )
 @pytest.mark.parametrize("kind", [GuardKind.EQUALS_MATCH, GuardKind.CONSTANT_MATCH])

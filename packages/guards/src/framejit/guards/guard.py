@@ -25,7 +25,9 @@ class GuardKind(enum.Enum):
     TENSOR_MATCH = "TENSOR_MATCH"  # value: torch.Tensor (or a TensorSpec)
     TYPE_MATCH = "TYPE_MATCH"  # value: the object; expects exactly type(value)
     ID_MATCH = "ID_MATCH"  # value: the object; expects that very object
-    EQUALS_MATCH = "EQUALS_MATCH"  # value: int/float/bool/None/str/bytes/numpy number, or tuples
+    EQUALS_MATCH = (
+        "EQUALS_MATCH"  # value: int/float/complex/bool/None/str/bytes/numpy number, or tuples
+    )
     CONSTANT_MATCH = "CONSTANT_MATCH"  # same check as EQUALS_MATCH (TorchDynamo's name)
     LENGTH_CHECK = "LENGTH_CHECK"  # value: the sized object; expects len(value)
     DICT_KEYS = "DICT_KEYS"  # value: the dict; expects its keys in order

@@ -82,6 +82,8 @@ def strict_equal(actual: Any, expected: Any) -> bool:
         return len(actual) == len(expected) and all(
             strict_equal(a, e) for a, e in zip(actual, expected, strict=True)
         )
+    if type(expected) is complex:  # each part by the float rule (nan, -0.0)
+        return strict_equal(actual.real, expected.real) and strict_equal(actual.imag, expected.imag)
     if type(expected) is float:
         if math.isnan(expected):
             return math.isnan(actual)
@@ -265,7 +267,7 @@ class EqualsMatch(Handler):
         _source_of(guard)
         if not is_literal(guard.value) and numpy_number(guard.value) is None:
             raise TypeError(
-                f"{guard.kind.name} on {guard.source} needs an int, float, bool, None, str, bytes, "
+                f"{guard.kind.name} on {guard.source} needs an int, float, complex, bool, None, str, bytes, "
                 f"a numpy number or a tuple of these; got {type(guard.value).__name__} "
                 "(use ID_MATCH or TYPE_MATCH)"
             )
@@ -280,7 +282,7 @@ class EqualsMatch(Handler):
         t = type(v)
         if v is None or t is bool:
             return [f"{x} is {v!r}"]
-        if t is tuple:
+        if t in (tuple, complex):
             helper = ctx.bind("___constant_equal", strict_equal)
             return [f"{helper}({x}, {render_literal(v)})"]
         type_name, plain = t.__name__, numpy_number(v)

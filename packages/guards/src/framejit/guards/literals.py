@@ -2,7 +2,8 @@
 
 Only values of exact builtin types whose ``repr`` is a Python literal are rendered
 inline: ``int``, ``bool``, ``None``, ``str``, ``bytes``, finite ``float`` (non-finite
-floats render as ``float('nan')`` / ``float('inf')``), and tuples of those.  A
+floats render as ``float('nan')`` / ``float('inf')``), ``complex`` (rendered as
+``complex(real, imag)`` from two float literals), and tuples of those.  A
 ``str`` subclass could override ``__repr__`` and smuggle code into the guard; exact
 type checks shut that door.  Anything else is refused with ``TypeError`` and must be
 bound as a closure variable by the caller instead.
@@ -20,7 +21,7 @@ _SCALARS = (int, bool, str, bytes, float, type(None))
 def is_literal(value: Any) -> bool:
     """True when ``render_literal(value)`` is allowed."""
     t = type(value)
-    if t in _SCALARS:
+    if t in _SCALARS or t is complex:
         return True
     if t is tuple:
         return all(is_literal(v) for v in value)
@@ -34,12 +35,14 @@ def render_literal(value: Any) -> str:
         return f"float({repr(value)!r})"
     if t in _SCALARS:
         return repr(value)
+    if t is complex:
+        return f"complex({render_literal(value.real)}, {render_literal(value.imag)})"
     if t is tuple:
         inner = ", ".join(render_literal(v) for v in value)
         return f"({inner},)" if len(value) == 1 else f"({inner})"
     raise TypeError(
         f"cannot render a {t.__name__} as a guard literal; only exact int, bool, None, str, "
-        "bytes, float and tuples of these are rendered (bind other values by identity)"
+        "bytes, float, complex and tuples of these are rendered (bind other values by identity)"
     )
 
 
@@ -53,7 +56,7 @@ def numpy_number(value: Any) -> int | float | None:
 
 def check_key_literal(key: Any) -> None:
     """Refuse item keys that cannot be rendered as literals (see module docstring)."""
-    if type(key) is float or not is_literal(key):
+    if type(key) in (float, complex) or not is_literal(key):
         raise TypeError(
             f"item key {key!r} of type {type(key).__name__} is not supported; "
             "use an int, str, bool, None, bytes key or a tuple of these"

@@ -161,7 +161,7 @@ def _build(tx, value: Any, source) -> VariableTracker:
     if is_constant_value(value) and not (
         type(value) is tuple and source is not None and not _literal_tuple(value)
     ):  # a tuple of other constants (`(0, ...)`, dtypes) is guarded item by item below
-        if type(value) in (int, float, bool, str, bytes, type(None)) or (
+        if type(value) in (int, float, complex, bool, str, bytes, type(None)) or (
             (type(value) is tuple and _literal_tuple(value)) or numpy_number(value) is not None
         ):
             _guard(tx, source, GuardKind.EQUALS_MATCH, value)
@@ -599,7 +599,7 @@ def _hashable_in(value: Any, table) -> bool:
 
 def _literal_tuple(value: tuple) -> bool:
     return all(
-        type(v) in (int, float, bool, str, bytes, type(None))
+        type(v) in (int, float, complex, bool, str, bytes, type(None))
         or (type(v) is tuple and _literal_tuple(v))
         for v in value
     )
