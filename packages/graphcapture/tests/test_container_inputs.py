@@ -457,6 +457,27 @@ def test_bare_set_subclasses_keep_their_type():
     assert type(got[2]) is _CustomSet and type(got[3]) is _CustomFrozenset
 
 
+def test_frozenset_identity_of_copies_and_rebuilds():
+    # frozenset(fs) is fs itself and fs.copy() too (one tracker); a subclass's copy, or a
+    # frozenset built from an iterable, is a new object: `is` and id() tell them apart
+    def fn(x, q):
+        a, f = frozenset("abc"), _CustomFrozenset("abc")
+        facts = (
+            frozenset(a) is a,
+            frozenset(q) is q,
+            id(frozenset.copy(a)) == id(a),
+            id(f.copy()) != id(f),
+            frozenset.copy(f) is not f,
+            type(frozenset.copy(f)) is frozenset,
+            frozenset({1, 2}) is frozenset({1, 2}),
+            frozenset(f) is f,
+        )
+        return x + 1, facts
+
+    got = _check(fn, torch.ones(1), frozenset("xy"))
+    assert got[1] == fn(torch.ones(1), frozenset("xy"))[1]
+
+
 def test_bare_set_subclass_read_from_the_inputs():
     def fn(x, s):
         s.add("q")

@@ -57,7 +57,7 @@ def made_here(obj: VariableTracker) -> bool:
     if getattr(obj, "made_in_trace", False):
         return True
     if isinstance(obj, SetVariable):
-        return not obj.frozen and obj.source is None
+        return obj.fresh or (not obj.frozen and obj.source is None)
     return isinstance(obj, (ListVariable, DictVariable)) and obj.source is None
 
 

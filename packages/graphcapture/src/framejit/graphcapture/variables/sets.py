@@ -137,6 +137,9 @@ def _hashable_mutable(vt) -> bool:
 class SetVariable(VariableTracker):
     mutable = True
     user_cls = None  # a subclass of set/frozenset that adds nothing (user_classes.py)
+    # a new object CPython made (frozenset(iterable), a subclass's copy): no other tracker
+    # stands for it, so `is` and id() with any other answer False (object_ids.made_here)
+    fresh = False
 
     def __init__(
         self,
@@ -372,7 +375,9 @@ def _predicate(fn):
 def _m_copy(s: SetVariable, tx):
     if s.frozen and s.user_cls is None:
         return s  # a frozenset's copy is itself
-    return s._new(s.ordered())  # (a subclass's copy is of the base type, as set_copy's)
+    copy = s._new(s.ordered())  # (a subclass's copy is of the base type, as set_copy's)
+    copy.fresh = True
+    return copy
 
 
 def _m_len(s: SetVariable, tx):
@@ -464,5 +469,15 @@ def set_binary_op(tx, op, a: SetVariable, b: VariableTracker) -> VariableTracker
 
 
 def build_set(tx, iterable: VariableTracker | None, frozen: bool) -> SetVariable:
+    if frozen and _exact_frozenset(iterable):
+        return iterable  # frozenset(fs) is fs itself, as CPython hands it back
     items = [] if iterable is None else iterable.unpack(tx)
-    return SetVariable(items, frozen=frozen)
+    made = SetVariable(items, frozen=frozen)
+    made.fresh = True
+    return made
+
+
+def _exact_frozenset(vt: VariableTracker | None) -> bool:
+    if isinstance(vt, SetVariable):
+        return vt.frozen and vt.user_cls is None
+    return vt is not None and vt.is_python_constant() and type(vt.as_python_constant()) is frozenset
