@@ -149,7 +149,8 @@ def binary_op(tx, op, a: VariableTracker, b: VariableTracker) -> VariableTracker
 
 
 _ON_CONTENTS = {operator.eq: "__eq__", operator.ne: "__ne__", operator.add: "__add__",
-                operator.mul: "__mul__"}  # fmt: skip
+                operator.mul: "__mul__", operator.or_: "__or__", operator.and_: "__and__",
+                operator.sub: "__sub__", operator.xor: "__xor__"}  # fmt: skip
 _IN_PLACE_ON_CONTENTS = {operator.iadd: "__iadd__", operator.imul: "__imul__"}
 
 

@@ -251,13 +251,15 @@ def store_generic(tx, obj, name: str, value: VariableTracker, how: str) -> None:
 
 
 def _generic_getattribute(fn) -> bool:
-    """dict's, list's, ... __getattribute__: the generic lookup, as object's.  A
+    """dict's, list's, set's, ... __getattribute__: the generic lookup, as object's.  A
     threading.local's is too, over the calling thread's `__dict__`; the guards and the
     generated code read through the same object, in the thread that calls."""
     return isinstance(fn, types.WrapperDescriptorType) and fn.__objclass__ in (
         dict,
         list,
         tuple,
+        set,
+        frozenset,
         threading.local,
     )
 

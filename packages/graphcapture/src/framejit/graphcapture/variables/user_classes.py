@@ -44,6 +44,8 @@ from .objects import (
     _class_lookup,
     slot_member,
 )
+from .set_objects import new_storage as new_set_storage
+from .set_objects import rebuild_set_object
 
 
 def is_namedtuple_class(cls) -> bool:
@@ -99,7 +101,8 @@ def _plain_class(cls, own_new_traced: bool = False) -> str | None:
     `own_new_traced`: the classes' Python __new__ methods are traced (object.__new__ is
     what they reach).
     A metaclass that leaves `type.__call__` alone builds instances as `type` does; a dict,
-    OrderedDict or list base gives the object contents (dict_objects.py, list_objects.py).
+    OrderedDict, list or set base gives the object contents (dict_objects.py, list_objects.py,
+    set_objects.py).
     A Python class's `__slots__` give the instance member slots (held in `attrs` like dict
     attributes, and rebuilt through their descriptors); with every class of the MRO
     declaring them, the instance has no __dict__ (`has_instance_dict`)."""
@@ -361,6 +364,8 @@ class NewObjectVariable(UserDefinedObjectVariable):
         self.attrs: dict[str, VariableTracker] = {}
         if base is list:  # a list subclass: its contents (list_objects.py)
             self.list_items = new_storage()
+        elif base is set:  # a set subclass: its contents (set_objects.py)
+            self.set_items = new_set_storage()
         elif base is not None:  # a dict subclass: its contents (dict_objects.py)
             self.dict_items = DictVariable({}, None, user_cls=base)
 
@@ -388,6 +393,16 @@ class NewObjectVariable(UserDefinedObjectVariable):
             cg.load_const(type(self.value))
             _build_map(cg, self.attrs)
             self.list_items._build(cg)
+            cg.call(3)
+            return
+        if base is set:
+            cg.add_push_null(lambda: cg.load_const(rebuild_set_object))
+            cg.load_const(type(self.value))
+            _build_map(cg, self.attrs)
+            items = self.set_items.ordered()
+            for item in items:
+                item.reconstruct(cg)
+            cg.build_tuple(len(items))
             cg.call(3)
             return
         if base is not None:
@@ -643,7 +658,12 @@ def dunder_len(tx, vt: VariableTracker) -> VariableTracker | None:
     fn = _python_method(vt, "__len__")
     if fn is None and isinstance(vt, UserDefinedObjectVariable):
         storage = vt._storage_fallback(tx, "__len__")
-        return None if storage is None else ConstantVariable(len(storage.items))
+        if storage is None:
+            return None
+        from .sets import SetVariable
+
+        held = storage.keys if isinstance(storage, SetVariable) else storage.items
+        return ConstantVariable(len(held))
     return None if fn is None else _call(tx, fn, vt)
 
 
