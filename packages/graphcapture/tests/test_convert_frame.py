@@ -161,3 +161,33 @@ def test_call_layout_check_catches_a_null_in_the_callable_slot():
     wrong.load_const((1, 2))
     wrong.call(1)
     assert "NULL where the callable goes" in check_call_layout(wrong.insts)
+
+
+def _backend_helper(fn, args):
+    """Python code of a backend's own, run by its compiled callable at each call."""
+    return fn(*args)
+
+
+def test_a_backends_python_code_runs_without_capture():
+    """The compiled callable runs with capture off, as torch.compile runs its compiled
+    function under `disable`: a backend's Python wrapper frames are not user code (with
+    fullgraph, capturing them raised GraphBreakInFullgraph out of the backend)."""
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(gm)
+
+        def run(*args):
+            print("", end="")  # would be a graph break if this frame were traced
+            return _backend_helper(gm.forward, args)
+
+        return run
+
+    def fn(x):
+        return torch.sin(x) + 1
+
+    compiled = fj.compile(fn, backend=backend, fullgraph=True)
+    x = torch.randn(3)
+    for _ in range(2):
+        torch.testing.assert_close(compiled(x), fn(x))
+    assert len(graphs) == 1  # the backend's frames were never compiled themselves

@@ -857,13 +857,17 @@ def _compile_graph(output: OutputGraph, needed: list[TensorVariable], backend):
         )
     _never_capture(compiled)
     source_code = getattr(compiled, "source_code", None)
+    # the record keeps the backend's own callable (its source_code, kernel counts); the
+    # frame calls it through wrappers
+    runs = compiled
     switches = {node.target for node in gm.graph.nodes} & _STATE_SWITCHES
     if switches:
         autocast = torch.amp._enter_autocast in switches
-        compiled = _restoring_global_state(compiled, torch.is_grad_enabled(), autocast)
+        runs = _restoring_global_state(runs, torch.is_grad_enabled(), autocast)
+    runs = _without_capture(runs)
     if source_code and logger("output_code").isEnabledFor(logging.DEBUG):
         logger("output_code").debug("OUTPUT CODE %s\n%s", name, source_code)
-    global_names.install(output.f_globals, name, compiled)
+    global_names.install(output.f_globals, name, runs)
     metadata = [InputMeta.of(v) for v in example_inputs]
     tensors = example_inputs if events.wants_example_tensors() else None
     return GraphRecord(name, gm, metadata, compiled, bname, tensors), inputs
@@ -888,6 +892,27 @@ def _restoring_global_state(compiled, entry_mode: bool, autocast: bool):
             raise
 
     _never_capture(run_graph)
+    return run_graph
+
+
+def _without_capture(compiled):
+    """The graph runs with frame capture off on this thread, as torch.compile runs its
+    compiled function under `disable`: the frames it runs (a backend's Python wrapper code,
+    a Python function a graph node calls) are not user code, and capturing them traced a
+    backend's internals (with fullgraph, a GraphBreakInFullgraph out of the backend)."""
+    from framejit import frameeval as fe
+
+    set_callback, skip = fe.set_callback, fe.SKIP
+
+    def run_graph(*args):
+        previous = set_callback(skip)
+        try:
+            return compiled(*args)
+        finally:
+            set_callback(previous)
+
+    _never_capture(run_graph)
+    run_graph.__wrapped__ = compiled
     return run_graph
 
 
