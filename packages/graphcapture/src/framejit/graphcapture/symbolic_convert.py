@@ -61,12 +61,12 @@ from .variables.objects import (
     NNModuleVariable,
     NullContextVariable,
     PythonModuleVariable,
-    SuperVariable,
     UserDefinedObjectVariable,
     WithExitVariable,
     store_generic,
 )
 from .variables.sets import SetVariable, key_of
+from .variables.super_objects import SuperVariable
 from .variables.tensor_stores import store_tensor_attr
 from .variables.user_classes import dunder_format, user_iterator_of
 

@@ -268,6 +268,8 @@ def _build(tx, value: Any, source) -> VariableTracker:
     if _is_builtin(value):
         _guard(tx, source, GuardKind.ID_MATCH, value)
         return BuiltinVariable(value, source)
+    if type(value) is super and value.__self__ is not None and source is not None:
+        return _wrap_super(tx, value, source)
     if isinstance(value, types.MethodType) and _is_grad_mode_exit(value):
         return _wrap_grad_mode_exit(tx, value, source)
     if isinstance(value, types.MethodType):
@@ -453,6 +455,17 @@ def _wrap_grad_mode_exit(tx, method: types.MethodType, source) -> VariableTracke
 
 
 _DICT_TYPES = (dict, collections.OrderedDict, collections.defaultdict, collections.Counter)
+
+
+def _wrap_super(tx, value: super, source) -> VariableTracker:
+    """A bound `super(cls, obj)` made before the frame (a resume function's argument, kept
+    across a graph break): the class guarded by identity, the object wrapped under it."""
+    from .super_objects import SuperVariable
+
+    _guard(tx, source, GuardKind.TYPE_MATCH, value)
+    _guard(tx, AttrSource(source, "__thisclass__"), GuardKind.ID_MATCH, value.__thisclass__)
+    obj = wrap(tx, value.__self__, AttrSource(source, "__self__"))
+    return SuperVariable(value.__thisclass__, obj, source)
 
 
 def _wrap_set(tx, value, source) -> VariableTracker:
