@@ -5,10 +5,17 @@ when grad mode is on and a tensor argument requires grad.  When neither holds (i
 torch.no_grad, inputs that need no grad) the call is exactly `forward` under no_grad, so the
 trace inlines `forward(ctx, *args)` (or `forward(*args)` and `setup_context(ctx, inputs,
 output)`) with a stand-in ctx (FunctionCtxVariable: save_for_backward and the mark_* calls
-only record), and returns a view of any input returned undirtied, as `apply` does.  With an
-input that requires grad the call is a graph break: the custom backward is not traced.
+only record), and returns a view of any input returned undirtied, as `apply` does.
+
+With an input that requires grad (grad mode on) the call goes into the graph whole, as one
+`F.apply` node: the graph runs the real apply, so autograd connects the custom backward.
+Its forward is first inlined as above (under no_grad) to check that it is traceable and
+writes nothing outside its ctx (a write would happen twice: in the trace's replay and in
+the real forward); those nodes are then dropped, and the node's example comes from running
+`F.apply` on the fake inputs (its requires_grad, non-differentiable outputs, views).  Only
+tensor and constant arguments; a forward that marks an input dirty stays a graph break.
 Grad mode is part of the global-state guard; requires_grad of each input tensor is in its
-tensor guard.
+tensor guard; `F` is identity-guarded through its source.
 """
 
 from __future__ import annotations
@@ -52,12 +59,15 @@ class AutogradFunctionApplyVariable(VariableTracker):
         )
         grad_on = torch.is_grad_enabled()
         if grad_on and any(needs_grad):
-            raise Unsupported(
-                f"{cls.__name__}.apply on inputs that require grad (its backward is not traced)"
-            )
+            return self._apply_in_graph(tx, args, needs_grad)
+        ctx = FunctionCtxVariable(needs_grad)
+        output = self._inline_forward(tx, args, ctx, grad_on)
+        return _alias_inputs(tx, output, tensors, ctx.dirty())
+
+    def _inline_forward(self, tx, args, ctx, grad_on: bool) -> VariableTracker:
+        cls = self.cls_vt.value
         forward = _static_function(cls, "forward")
         setup = _class_lookup(cls, "setup_context")
-        ctx = FunctionCtxVariable(needs_grad)
         if grad_on:
             set_grad_mode(tx, False)  # forward runs under no_grad, as eager's apply runs it
         try:
@@ -78,7 +88,52 @@ class AutogradFunctionApplyVariable(VariableTracker):
             raise
         if grad_on:
             set_grad_mode(tx, True)
-        return _alias_inputs(tx, output, tensors, ctx.dirty())
+        return output
+
+    def _apply_in_graph(self, tx, args, needs_grad: tuple) -> VariableTracker:
+        """`F.apply(*args)` as one graph node (the module docstring says when and why)."""
+        cls = self.cls_vt.value
+        refuse = f"{cls.__name__}.apply on inputs that require grad"
+        if not all(isinstance(a, (TensorVariable, ConstantVariable)) for a in args):
+            raise Unsupported(f"{refuse}: an argument that is not a tensor or a constant")
+        graph = tx.output.graph
+        last = next(iter(reversed(graph.nodes)), None)
+        effects = tx.output.side_effects
+        writes_before = len(effects.write_targets)
+        ctx = FunctionCtxVariable(needs_grad)
+        self._inline_forward(tx, args, ctx, grad_on=True)
+        if any(t is not ctx for t in effects.write_targets[writes_before:]):
+            raise Unsupported(f"{refuse}: its forward writes outside its ctx")
+        if ctx.dirty():
+            raise Unsupported(f"{refuse}: its forward marks an input dirty")
+        _drop_nodes_after(graph, last)
+        return tx.output.call_op("call_function", _apply_target(cls), list(args), {})
+
+
+def _apply_target(cls):
+    """A plain function calling `cls.apply`: fx emits a bound classmethod of a torch module's
+    class as an import path (torch.autograd.function.apply); a function of ours it keeps as
+    a global of the generated code."""
+
+    def apply(*args):
+        return cls.apply(*args)
+
+    apply.__name__ = apply.__qualname__ = f"{cls.__name__}_apply"
+    return apply
+
+
+def _drop_nodes_after(graph, last) -> None:
+    """Erase the ops added after `last` (the inlined forward's), last first; placeholders and
+    attribute reads stay (trackers made on the way may hold them; unused ones are pruned)."""
+    root = graph._root
+    added = []
+    node = (last if last is not None else root).next
+    while node is not root:
+        added.append(node)
+        node = node.next
+    for node in reversed(added):
+        if node.op in ("call_function", "call_method", "call_module") and not node.users:
+            graph.erase_node(node)
 
 
 def _static_function(cls, name: str) -> types.FunctionType:
