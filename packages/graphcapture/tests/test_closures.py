@@ -528,4 +528,6 @@ def test_inlined_nonlocal_store_to_the_frames_own_cell_is_replayed(compiled):
         torch.testing.assert_close(c(x), ref(x))
         assert read() == ref_read()
     assert not any(r.graph_breaks for r in c.records)
-    assert c.counter.frame_count == 3  # n is read and guarded by value: 0, 11, 22
+    # n: 0 specialised, then 11 differs and n is a symbol from then on (automatic dynamic);
+    # torch.compile compiles 2 frames too
+    assert c.counter.frame_count == 2

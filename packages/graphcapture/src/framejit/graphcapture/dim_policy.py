@@ -9,6 +9,12 @@ The rule, as TorchDynamo's (first match wins, per dim):
   symbolic every dim whose size differs from the one remembered, for good.
 Sizes 0 and 1 are always specialised (the ShapeEnv does it), so a dynamic entry is guarded
 ``2 <= size``.
+
+A Python int argument of the frame (``L['n']``, `int_dynamic`) follows the same rule as one
+size: `dynamic=False` specialises it (EQUALS_MATCH), `dynamic=True` makes it a symbol from
+the first compile, automatic makes it one once a later compile sees another value (as
+torch.compile's automatic dynamic does with specialize_int=False).  A symbolic int may be
+any value (0, 1 and negatives included: torch's unspecified symbol).
 """
 
 from __future__ import annotations
@@ -31,6 +37,7 @@ class FrameSizes:
     """Sizes seen per input source of one code object (None: that dim became dynamic)."""
 
     sizes: dict[str, list[int | None]] = field(default_factory=dict)
+    ints: dict[str, int | None] = field(default_factory=dict)  # int arguments, likewise
 
 
 _frame_sizes: CodeKeyed[FrameSizes] = CodeKeyed()
@@ -106,6 +113,29 @@ class DimPolicy:
             elif d in automatic:
                 out[d] = DimSpec()
         return out
+
+    def int_dynamic(self, name: str, value: int) -> bool:
+        """Whether the int argument at source `name` is traced as a symbol."""
+        if self.dynamic is not None:
+            return self.dynamic
+        if self.frame is None:
+            return False
+        ints = self.frame.ints
+        if name not in ints:
+            ints[name] = value
+            return False
+        seen = ints[name]
+        if seen is None:
+            return True
+        if seen == value:
+            return False
+        self.changes.append(
+            f"automatic dynamic: {name} changed from {seen} to {value}; "
+            "traced as a symbol from now on"
+        )
+        logger("recompiles").debug("%s", self.changes[-1])
+        ints[name] = None
+        return True
 
     def _automatic(self, name: str, shape: list[int]) -> frozenset[int]:
         if self.frame is None:

@@ -9,6 +9,8 @@ One `ShapeTracker` per OutputGraph owns the ShapeEnv side of a trace:
   guards: symbols shared by several sizes (``L['x'].size()[0] == L['y'].size()[0]``), sizes
   the trace equated or specialised, every branch the trace took on a size
   (``L['x'].size()[0] > 4``) and each symbol's range (``2 <= L['x'].size()[0]``).
+- `int_input(value, source)`: a symbol for an int argument of the frame (``L['n']``); its
+  guards are the same facts, over the argument itself.
 - `check_marked()`: a dim the user marked dynamic that the code forced to a constant is an
   error (ConstraintViolationError naming the user line), as torch's constraint violation is.
 """
@@ -134,6 +136,16 @@ class ShapeTracker:
         # the backend's own fakification (AOTAutograd) finds this fake for the real tensor
         fake_mode.fake_tensor_converter.set_tensor_memo(tensor, fake)
         return fake
+
+    def int_input(self, value: int, source) -> torch.SymInt:
+        """A symbol for the int argument at `source` (unspecified: any value, 0 and 1 too)."""
+        env = self.shape_env
+        expr = env.create_unspecified_symbol(
+            value, SizeSource(source), dynamic_dim=DimDynamic.DYNAMIC
+        )
+        self.sources.setdefault(expr, []).append(source)
+        self.hints[expr] = value
+        return env.create_symintnode(expr, hint=value, source=SizeSource(source))
 
     @staticmethod
     def symbolic_dims(fake: torch.Tensor) -> frozenset[int]:

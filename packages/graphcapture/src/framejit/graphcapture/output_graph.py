@@ -159,6 +159,19 @@ class OutputGraph:
             key = source_name(source)
             self.inputs[key] = GraphInput(source, self.shapes.hints[sym], node, size)
 
+    def int_input(self, source, value: int) -> tuple[torch.fx.Node, torch.SymInt]:
+        """A SymInt placeholder for the int argument at `source`; the call passes it."""
+        key = source_name(source)
+        found = self.inputs.get(key)
+        if found is not None:
+            return found.node, found.example
+        example = self.shapes.int_input(value, source)
+        sym = example.node.expr
+        node = self._placeholder(source, example, name=str(sym))
+        self.sym_inputs[sym] = node
+        self.inputs[key] = GraphInput(source, value, node, example)
+        return node, example
+
     def sym_node(self, value) -> torch.fx.Node | None:
         """The placeholder of a SymInt that is exactly one input size symbol."""
         if isinstance(value, torch.SymInt):

@@ -61,6 +61,7 @@ from .objects import (
 )
 from .sets import SetVariable, key_of
 from .stdlib import MODELS, ModelledFunctionVariable
+from .sym_node import wrap_int_argument
 from .tensor import TensorVariable
 from .torch_calls import GRAD_MODE_CLASSES, is_torch_callable
 from .typing_models import TypingFormVariable, is_typing_form
@@ -158,6 +159,10 @@ def _build(tx, value: Any, source) -> VariableTracker:
     if value is Ellipsis:
         _guard(tx, source, GuardKind.ID_MATCH, value)
         return ConstantVariable(value, source)
+    if type(value) is int:
+        symbolic = wrap_int_argument(tx, value, source)  # dim_policy.py: int arguments
+        if symbolic is not None:
+            return symbolic
     if is_constant_value(value) and not (
         type(value) is tuple and source is not None and not _literal_tuple(value)
     ):  # a tuple of other constants (`(0, ...)`, dtypes) is guarded item by item below

@@ -19,11 +19,14 @@ from .base import (
 )
 from .exceptions import observed
 from .sets import _ById, key_of, load_key, tracker_of_key
+from .sym_node import SymNodeVariable
 
 
 def _const_index(tx, index: VariableTracker):
     if isinstance(index, SliceVariable) or index.is_python_constant():
         return index.as_python_constant()
+    if isinstance(index, SymNodeVariable) and index.python_type() is int:
+        return index.as_python_constant()  # specialised: the ShapeEnv guards its value
     raise Unsupported(f"container index {index} is not a constant")
 
 

@@ -16,6 +16,7 @@ import operator
 import torch
 
 from ..exc import Unsupported
+from ..sources import source_name
 from .base import ConstantVariable, VariableTracker
 
 # in-place operators on ints are the plain ones (ints are immutable)
@@ -38,10 +39,11 @@ _PYTHON_TYPE = {torch.SymInt: int, torch.SymBool: bool, torch.SymFloat: float}
 
 
 class SymNodeVariable(VariableTracker):
-    def __init__(self, node, example, shapes=None):
+    def __init__(self, node, example, shapes=None, source=None):
         self.node = node
         self.example = example
         self.shapes = shapes  # the ShapeTracker, to check marked dims after specialising
+        self.source = source  # an int argument traced as a symbol: where the int lives
 
     def python_type(self) -> type:
         return _PYTHON_TYPE[type(self.example)]
@@ -69,6 +71,9 @@ class SymNodeVariable(VariableTracker):
         return value
 
     def reconstruct(self, cg) -> None:
+        if self.source is not None:
+            cg.load_source(self.source)  # the argument itself, not a graph output
+            return
         cg.load_graph_output(self)
 
     def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
@@ -96,6 +101,22 @@ def _data_dependent_is_a_break():
 def _check_marked(vt: SymNodeVariable) -> None:
     if vt.shapes is not None:
         vt.shapes.check_marked()
+
+
+def wrap_int_argument(tx, value: int, source) -> VariableTracker | None:
+    """An int argument of the frame as a symbol, where the dim policy says so (None: it is
+    specialised).  Its type is guarded (a bool or float later recompiles); its value only
+    by what the trace assumed of the symbol (the ShapeEnv's guards)."""
+    from framejit.guards import GuardKind, LocalSource
+
+    if type(value) is not int or not isinstance(source, LocalSource):
+        return None
+    output = tx.output
+    if not output.dim_policy.int_dynamic(source_name(source), value):
+        return None
+    output.add_guard(source, GuardKind.TYPE_MATCH, value, origin=tx.origin())
+    node, example = output.int_input(source, value)
+    return SymNodeVariable(node, example, output.shapes, source)
 
 
 def wrap_sym(output, node, example) -> VariableTracker:

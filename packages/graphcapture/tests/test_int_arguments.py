@@ -1,0 +1,148 @@
+"""Python int arguments of a frame as symbols (dim_policy.int_dynamic), beside torch.compile.
+
+Automatic dynamic: the first compile specialises an int argument, a compile that sees another
+value traces it as a SymInt graph input and reuses that graph for any value; dynamic=True
+makes it a symbol from the first call, dynamic=False never.  Every use that needs the number
+(a branch, range(n), a list index) is guarded through the ShapeEnv.
+"""
+
+from __future__ import annotations
+
+import pytest
+import torch
+
+from framejit import frameeval as fe
+from framejit import graphcapture as fj
+
+torch_dynamo = pytest.importorskip("torch._dynamo")
+from torch._dynamo.testing import CompileCounter  # noqa: E402
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    fj.reset()
+    yield
+    fj.reset()
+
+
+def scale(x, n):
+    return x * n
+
+
+def reshape(x, n):
+    return x.reshape(n, -1)
+
+
+def arange(x, n):
+    return torch.arange(n) + x.sum()
+
+
+def branch(x, n):
+    if n > 3:
+        return x + 1
+    return x - 1
+
+
+def unrolled(x, n):
+    for i in range(n):
+        x = x + i
+    return x
+
+
+def indexed(x, n):
+    table = [1, 2, 3, 4, 5, 6]
+    return x * table[n]
+
+
+def returned(x, n):
+    return x * 2, n + 1, n
+
+
+def across_break(x, n):
+    y = x * n
+    torch._dynamo.graph_break()
+    return y + n, n
+
+
+X = torch.randn(12)
+CASES = {
+    "mul": (scale, [(X, n) for n in range(2, 8)], None),
+    "reshape": (reshape, [(X, n) for n in (2, 3, 4, 6)], None),
+    "arange": (arange, [(X, n) for n in range(2, 8)], None),
+    "branch": (branch, [(X, n) for n in range(1, 8)], None),
+    "range-unrolled": (unrolled, [(X, n) for n in range(1, 5)], None),
+    "list-index": (indexed, [(X, n) for n in range(1, 5)], None),
+    "returned": (returned, [(X, n) for n in range(1, 5)], None),
+    "across-break": (across_break, [(X, n) for n in range(1, 6)], None),
+    "mul-dynamic-true": (scale, [(X, n) for n in range(0, 6)], True),
+    "mul-dynamic-false": (scale, [(X, n) for n in range(2, 6)], False),
+    "bool-and-float-are-not-int": (scale, [(X, 2), (X, 3), (X, True), (X, 4), (X, 2.5)], None),
+}
+
+
+def _frames(compile_fn, counter, fn, calls, dynamic) -> int:
+    compiled = compile_fn(fn, backend=counter, dynamic=dynamic)
+    for args in calls:
+        torch.testing.assert_close(compiled(*args), fn(*args))
+    return counter.frame_count
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_int_argument_frames_match_torch_compile(name):
+    fn, calls, dynamic = CASES[name]
+    torch_dynamo.reset()
+    expected = _frames(torch.compile, CompileCounter(), fn, calls, dynamic)
+    torch_dynamo.reset()
+    got = _frames(fj.compile, fj.testing.CompileCounter(), fn, calls, dynamic)
+    assert got == expected, (name, got, expected)
+
+
+def _parts(fn) -> list[str]:
+    return [p for e in fe.cache_entries(fn) for p in e.check_fn.code_parts]
+
+
+def test_symbolic_int_is_a_graph_input_guarded_by_type_only():
+    graphs = []
+
+    def backend(gm, example_inputs):
+        graphs.append(list(example_inputs))
+        return gm.forward
+
+    compiled = fj.compile(scale, backend=backend)
+    for n in (2, 3, 4, 5):
+        torch.testing.assert_close(compiled(X, n), scale(X, n))
+    assert len(graphs) == 2
+    # the SymInt placeholder's example: the value it was traced at
+    assert [v for v in graphs[1] if type(v) is int] == [3]
+    (newest, *_) = fe.cache_entries(scale)
+    parts = list(newest.check_fn.code_parts)
+    assert any("type(L['n']) is int" in p for p in parts), parts
+    assert not any("L['n'] ==" in p for p in parts), parts
+
+
+def test_branch_on_symbolic_int_is_guarded():
+    compiled = fj.compile(branch, backend="eager", dynamic=True)
+    for n in (5, 6, 2, 1, 9, -3):
+        torch.testing.assert_close(compiled(X, n), branch(X, n))
+    parts = _parts(branch)
+    assert any("L['n'] > 3" in p or "3 < L['n']" in p for p in parts), parts
+    assert any("L['n'] <= 3" in p or "3 >= L['n']" in p for p in parts), parts
+    assert len(fe.cache_entries(branch)) == 2
+
+
+def test_list_index_specialises_the_symbolic_int():
+    compiled = fj.compile(indexed, backend="eager", dynamic=True)
+    for n in (2, 3, 2, 3):
+        torch.testing.assert_close(compiled(X, n), indexed(X, n))
+    assert len(fe.cache_entries(indexed)) == 2
+    assert any("L['n'] == 2" in p for p in _parts(indexed))
+
+
+def test_symbolic_int_reaches_inductor_lite():
+    def fn(x, n):
+        return x * n + torch.arange(n).sum()
+
+    compiled = fj.compile(fn, backend="inductor-lite")
+    for n in (2, 3, 5, 7):
+        torch.testing.assert_close(compiled(X, n), fn(X, n))
+    assert len(fe.cache_entries(fn)) == 2
