@@ -146,3 +146,14 @@ def test_symbolic_int_reaches_inductor_lite():
     for n in (2, 3, 5, 7):
         torch.testing.assert_close(compiled(X, n), fn(X, n))
     assert len(fe.cache_entries(fn)) == 2
+
+
+@pytest.mark.parametrize("method", ["bit_length", "as_integer_ratio", "conjugate"])
+def test_int_methods_of_a_symbolic_int_specialise_it(method):
+    def fn(t, m):
+        return 2 * t if getattr(m, method)() else t
+
+    compiled = fj.compile(fn, backend="eager", fullgraph=True, dynamic=True)
+    for m in (0, 1, 5, 5):
+        torch.testing.assert_close(compiled(X, m), fn(X, m))
+    assert len(fe.cache_entries(fn)) == 3  # one per value: each is guarded

@@ -81,7 +81,22 @@ class SymNodeVariable(VariableTracker):
                "__floordiv__": operator.floordiv, "__mod__": operator.mod}  # fmt: skip
         if name in ops and len(args) == 1 and not kwargs:
             return sym_binary_op(tx, ops[name], self, args[0])
+        if self._int_member(name):
+            return self._specialised().call_method(tx, name, args, kwargs)
         raise Unsupported(f"method {name!r} of a symbolic size")
+
+    def var_getattr(self, tx, name: str) -> VariableTracker:
+        if self._int_member(name):
+            return self._specialised().var_getattr(tx, name)
+        return super().var_getattr(tx, name)
+
+    # int's other members (bit_length, as_integer_ratio, real, ...) act on the specialised
+    # number, guarded, as torch.compile specialises them
+    def _int_member(self, name: str) -> bool:
+        return self.python_type() is int and hasattr(int, name)
+
+    def _specialised(self) -> ConstantVariable:
+        return ConstantVariable(self.as_python_constant())
 
     def __repr__(self) -> str:
         return f"SymNodeVariable({self.example})"
