@@ -157,3 +157,51 @@ def test_int_methods_of_a_symbolic_int_specialise_it(method):
     for m in (0, 1, 5, 5):
         torch.testing.assert_close(compiled(X, m), fn(X, m))
     assert len(fe.cache_entries(fn)) == 3  # one per value: each is guarded
+
+
+def test_int_item_of_an_argument_list_mutated_each_call():
+    # torch's test_user_ctor_ctx_manager_custom_init_graph_break: counter[0] += 1 per call
+    # specialised on every value until the cache limit; a symbol after the second value
+    def fn(x, counter):
+        counter[0] += 1
+        return x * counter[0]
+
+    counts = []
+    for compile_fn, counter_cls in (
+        (torch.compile, CompileCounter),
+        (fj.compile, fj.testing.CompileCounter),
+    ):
+        torch_dynamo.reset()
+        frames = counter_cls()
+        compiled = compile_fn(fn, backend=frames)
+        got, ref = [0], [0]
+        for _ in range(12):
+            torch.testing.assert_close(compiled(X, got), fn(X, ref))
+            assert got == ref
+        counts.append(frames.frame_count)
+    assert counts[1] == counts[0] == 2, counts
+
+
+def test_old_value_of_a_symbolic_cell_survives_its_store():
+    def make():
+        n = 0
+
+        def bump(k):
+            nonlocal n
+            n += k
+
+        def fn(x):
+            old = n
+            bump(10)
+            torch._dynamo.graph_break()
+            return x + 1, old, n
+
+        return fn, lambda: n
+
+    fn, read = make()
+    ref, ref_read = make()
+    compiled = fj.compile(fn, backend="eager", dynamic=True)
+    for _ in range(4):
+        got, expected = compiled(X), ref(X)
+        assert got[1:] == expected[1:] and read() == ref_read()
+        torch.testing.assert_close(got[0], expected[0])

@@ -30,6 +30,13 @@ def _const_index(tx, index: VariableTracker):
     raise Unsupported(f"container index {index} is not a constant")
 
 
+def _specialised(vt: VariableTracker) -> VariableTracker:
+    """A symbolic int where Python needs the number: its value, guarded by the ShapeEnv."""
+    if isinstance(vt, SymNodeVariable) and vt.python_type() is int:
+        return ConstantVariable(vt.as_python_constant())
+    return vt
+
+
 class BaseListVariable(VariableTracker):
     def __init__(self, items: list[VariableTracker], source=None):
         self.items = list(items)
@@ -85,6 +92,8 @@ class BaseListVariable(VariableTracker):
             return self.getitem(tx, args[0])
         if name == "__len__":
             return ConstantVariable(len(self.items))
+        if name in ("index", "count"):
+            args = [_specialised(a) for a in args]
         if name in ("index", "count") and all(a.is_python_constant() for a in args):
             # the items as they are now (a list is never a constant, its current items may be)
             consts = tuple(i.as_python_constant() for i in self.items)

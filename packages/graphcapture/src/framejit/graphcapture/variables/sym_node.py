@@ -122,9 +122,11 @@ def wrap_int_argument(tx, value: int, source) -> VariableTracker | None:
     """An int argument of the frame as a symbol, where the dim policy says so (None: it is
     specialised).  Its type is guarded (a bool or float later recompiles); its value only
     by what the trace assumed of the symbol (the ShapeEnv's guards)."""
-    from framejit.guards import GuardKind, LocalSource
+    from framejit.guards import GuardKind, ItemSource, LocalSource
 
-    if type(value) is not int or not isinstance(source, LocalSource):
+    # an item of an argument list or tuple (`counter[0]`) as the argument itself
+    root = source.base if isinstance(source, ItemSource) and type(source.key) is int else source
+    if type(value) is not int or not isinstance(root, LocalSource):
         return None
     output = tx.output
     if not output.dim_policy.int_dynamic(source_name(source), value):
