@@ -80,6 +80,12 @@ def _store_data(tx, obj, value: VariableTracker) -> None:
         raise Unsupported("Tensor.data store of a tensor of another dtype")
     if tx.output.side_effects.pending_attr(obj, "grad") is not None:
         raise Unsupported("Tensor.data store after a .grad store in the frame")
+    involved = {id(obj.example), id(value.example)}
+    if involved & tx.output.data_store_tensors:
+        # chained storage swaps (x.data = y; y.data = z): AOTAutograd-based backends apply
+        # the inputs' set_ mutations in placeholder order, which gave x the wrong storage
+        raise Unsupported("a second Tensor.data store on a tensor one already swapped")
+    tx.output.data_store_tensors |= involved
     before = torch.is_grad_enabled()
     set_grad_mode(tx, False)
     out = tx.output.call_op("call_function", torch.Tensor.set_, [obj, value], {})
