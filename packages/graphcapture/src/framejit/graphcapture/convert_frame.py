@@ -119,9 +119,13 @@ def convert_frame(*args: Any, **kwargs: Any) -> ConvertResult:
     one garbage collection later.
     """
     traces: list = []
+    # saved-tensor pack/unpack hooks belong to the compiled program's run, not to its
+    # trace: fake propagation of an op that saves a tensor must not call them
+    hooks_were_tracing = torch._C._autograd._saved_tensors_hooks_set_tracing(True)
     try:
         return _convert_frame(*args, traces=traces, **kwargs)
     finally:
+        torch._C._autograd._saved_tensors_hooks_set_tracing(hooks_were_tracing)
         for obj in traces:
             vars(obj).clear()
 

@@ -69,6 +69,7 @@ from .variables.sets import SetVariable, key_of
 from .variables.super_objects import SuperVariable
 from .variables.tensor_stores import store_tensor_attr
 from .variables.user_classes import dunder_format, user_iterator_of
+from .variables.warnings_models import CatchWarningsVariable
 
 # __setattr__ slots that are object's generic store (BaseException's is its own slot)
 # C __setattr__s that store as object.__setattr__ does (threading.local's: into the
@@ -832,6 +833,11 @@ class InstructionTranslatorBase:
             return
         if isinstance(ctx, NullContextVariable) and self.insts[self.ip].opname != "POP_TOP":
             raise Unsupported("`with profiler-context as name:` (the object is used)")
+        if isinstance(ctx, CatchWarningsVariable):
+            ctx.enter(self)
+            self.push(WithExitVariable(ctx))
+            self.push(ctx.enter_result(bound=self.insts[self.ip].opname != "POP_TOP"))
+            return
         if isinstance(ctx, AutocastVariable):
             self.push(WithExitVariable(ctx))
             self.push(ctx.call_method(self, "__enter__", [], {}))  # (autocast's is self)

@@ -1,0 +1,156 @@
+"""Mechanisms behind failures of torch's recent test_misc_part*/ _repros_part* files (the
+constructs real code uses), each compared with eager, and with torch.compile's frame count
+where that is the yardstick."""
+
+from __future__ import annotations
+
+import warnings
+
+import pytest
+import torch
+import torch._dynamo.testing
+
+from framejit import graphcapture as fj
+
+
+@pytest.fixture(autouse=True)
+def _fresh():
+    fj.reset()
+    yield
+    fj.reset()
+
+
+# ---------------------------------------------------------------- saved-tensor hooks
+def test_saved_tensor_hooks_run_in_the_program_not_in_its_trace():
+    # was: fake propagation of `x * y` called the pack hook, once more than eager
+    calls = {"pack": 0, "unpack": 0}
+
+    def pack(t):
+        calls["pack"] += 1
+        return t
+
+    def unpack(t):
+        calls["unpack"] += 1
+        return t
+
+    def f(x, y):
+        return x * y
+
+    opt = fj.compile(f, backend="eager")
+    x = torch.ones(4, requires_grad=True)
+    y = torch.ones(4)
+    with torch.autograd.graph.saved_tensors_hooks(pack, unpack):
+        out = opt(x, y)
+        assert calls == {"pack": 1, "unpack": 0}
+        out.sum().backward()
+        assert calls == {"pack": 1, "unpack": 1}
+    torch.testing.assert_close(x.grad, y)
+
+
+# ---------------------------------------------------------------- warnings.catch_warnings
+def _frames(fn, *args):
+    """(framejit's frames, torch.compile's frames), after checking both against eager."""
+    expected = fn(*args)
+    counts = []
+    for compile_ in (fj.compile, torch.compile):
+        counter = torch._dynamo.testing.CompileCounter()
+        torch._dynamo.reset()
+        fj.reset()
+        got = compile_(fn, backend=counter)(*args)
+        torch.testing.assert_close(got, expected)
+        counts.append(counter.frame_count)
+    return counts
+
+
+def _cw_plain(x):
+    with warnings.catch_warnings():
+        return x.sin()
+
+
+def _cw_record_unbound(x):
+    with warnings.catch_warnings(record=True):
+        y = x.sin()
+    return y + 1
+
+
+def _cw_length(x):
+    # detectron2's Instances.set
+    with warnings.catch_warnings(record=True):
+        n = len(x)
+    return x * n
+
+
+@pytest.mark.parametrize("fn", [_cw_plain, _cw_record_unbound, _cw_length])
+def test_catch_warnings_block_is_one_graph(fn):
+    x = torch.randn(4)
+    assert _frames(fn, x) == [1, 1]
+    fj.reset()
+    fj.compile(fn, backend="eager", fullgraph=True)(x)
+
+
+def test_catch_warnings_object_escaping_is_built_again():
+    def fn(x):
+        return x.sin(), warnings.catch_warnings(record=True)
+
+    opt = fj.compile(fn, backend="eager", fullgraph=True)
+    x = torch.randn(3)
+    (_, a), (_, b) = opt(x), opt(x)
+    assert isinstance(a, warnings.catch_warnings) and a is not b
+    with a as log:  # a fresh, unentered context of the same arguments
+        warnings.warn("recorded")
+    assert [str(w.message) for w in log] == ["recorded"]
+
+
+def _cw_filter_inside(x):
+    y = x + 1
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")  # a break, run inside a real catch_warnings
+        y = y * 2
+    return y
+
+
+def test_catch_warnings_break_inside_restores_the_filters():
+    before = list(warnings.filters)
+    x = torch.randn(4)
+    opt = fj.compile(_cw_filter_inside, backend="eager")
+    for _ in range(2):
+        torch.testing.assert_close(opt(x), _cw_filter_inside(x))
+        assert warnings.filters == before
+
+
+def _cw_record_bound(x):
+    with warnings.catch_warnings(record=True) as log:
+        warnings.simplefilter("always")
+        warnings.warn("seen")
+        y = x + 1
+    return y, len(log)
+
+
+def _cw_action(x):
+    with warnings.catch_warnings(action="ignore"):
+        warnings.warn("hidden")
+        return x + 1
+
+
+@pytest.mark.parametrize("fn", [_cw_record_bound, _cw_action])
+def test_catch_warnings_forms_that_change_what_code_sees_run_eagerly(fn):
+    x = torch.randn(4)
+    opt = fj.compile(fn, backend="eager")
+    torch.testing.assert_close(opt(x), fn(x))
+    fj.reset()
+    with pytest.raises(fj.exc.GraphBreakInFullgraph):
+        fj.compile(fn, backend="eager", fullgraph=True)(x)
+
+
+def test_catch_warnings_entered_twice_raises_as_eager():
+    def fn(x):
+        ctx = warnings.catch_warnings()
+        with ctx:
+            pass
+        with ctx:
+            return x + 1
+
+    with pytest.raises(RuntimeError, match="twice"):
+        fn(torch.randn(2))
+    with pytest.raises(RuntimeError, match="twice"):
+        fj.compile(fn, backend="eager")(torch.randn(2))
