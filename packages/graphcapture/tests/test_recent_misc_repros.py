@@ -154,3 +154,78 @@ def test_catch_warnings_entered_twice_raises_as_eager():
         fn(torch.randn(2))
     with pytest.raises(RuntimeError, match="twice"):
         fj.compile(fn, backend="eager")(torch.randn(2))
+
+
+# ---------------------------------------------------------------- a tensor's own methods
+def _add_one(t):
+    return t + 1
+
+
+_PARAM = torch.nn.Parameter(torch.ones(2))
+_PARAM.add_one = _add_one
+
+
+def _own_method_of_a_global_parameter(x):
+    return _PARAM.add_one(_PARAM) + x
+
+
+def _own_method_of_an_input(x):
+    return x.add_one(x) * 2
+
+
+def _own_method_stored_in_the_frame(x):
+    y = x * 3
+    y.add_one = _add_one
+    return y.add_one(y)
+
+
+def _own_attribute_shadowing_a_tensor_method(x):
+    return x.sin(x)  # the instance's `sin`, not Tensor.sin
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [
+        _own_method_of_a_global_parameter,
+        _own_method_of_an_input,
+        _own_method_stored_in_the_frame,
+        _own_attribute_shadowing_a_tensor_method,
+    ],
+)
+def test_a_tensors_own_function_attribute_is_called(fn):
+    x = torch.randn(2)
+    x.add_one = _add_one
+    x.sin = _add_one
+    expected = fn(x)
+    got = fj.compile(fn, backend="eager", fullgraph=True)(x)
+    torch.testing.assert_close(got, expected)
+
+
+# ---------------------------------------------------------------- a failing torch._check
+CHECK_LIMIT = 3
+
+
+def _check_with_global_message(x):
+    torch._check(x.shape[0] > CHECK_LIMIT, lambda: f"{x.shape[0]} is not above {CHECK_LIMIT}")
+    return x + 1
+
+
+def _check_without_message(x):
+    torch._check(x.shape[0] > CHECK_LIMIT)
+    return x + 1
+
+
+@pytest.mark.parametrize(
+    "fn, message",
+    [(_check_with_global_message, "3 is not above 3"), (_check_without_message, "Expected cond to be True")],
+)
+@pytest.mark.parametrize("fullgraph", [False, True])
+def test_failing_torch_check_raises_with_eagers_message(fn, message, fullgraph):
+    x = torch.randn(3)
+    with pytest.raises(RuntimeError, match=message):
+        fn(x)
+    with pytest.raises(RuntimeError, match=message):
+        fj.compile(fn, backend="eager", fullgraph=fullgraph)(x)
+    fj.reset()
+    y = torch.randn(5)
+    torch.testing.assert_close(fj.compile(fn, backend="eager", fullgraph=fullgraph)(y), y + 1)

@@ -184,6 +184,13 @@ class TensorVariable(VariableTracker):
         raise Unsupported(f"Tensor attribute {name!r} of type {type(value).__name__}")
 
     def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
+        from .tensor_stores import GRAD_ALIASES
+
+        if name not in GRAD_ALIASES and (
+            name in self.own_attrs or tx.output.side_effects.pending_attr(self, name) is not None
+        ):
+            # the instance's own attribute shadows a method of the class (`t.f = fn; t.f(t)`)
+            return self.var_getattr(tx, name).call_function(tx, args, kwargs)
         attr = getattr(torch.Tensor, name, None)
         if self.source is not None and _user_python_method(attr):
             return self._user_method(tx, name, attr).call_function(tx, args, kwargs)

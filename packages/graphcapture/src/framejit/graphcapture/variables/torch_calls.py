@@ -153,7 +153,7 @@ def call_torch_function(tx, fn_vt, args: list, kwargs: dict) -> VariableTracker:
     if fn in _has_torch_function:
         return ConstantVariable(_any_subclass(args))
     if fn in CHECKS and len(args) > CHECKS[fn]:
-        return _torch_check(tx, fn, args[CHECKS[fn]])
+        return _torch_check(tx, fn, args[CHECKS[fn]], [*args[CHECKS[fn] + 1 :], *kwargs.values()])
     if fn is torch.jit._unwrap_optional and len(args) == 1 and not kwargs:
         if args[0].is_python_constant() and args[0].as_python_constant() is None:
             raise Unsupported("AssertionError: _unwrap_optional of None")
@@ -222,12 +222,30 @@ def _shape_as_tensor(tx, fn, args: list, kwargs: dict) -> VariableTracker:
     return tx.output.call_op("call_function", torch.stack, [ListVariable(scalars)], {})
 
 
-def _torch_check(tx, fn, cond: VariableTracker) -> VariableTracker:
+def _torch_check(tx, fn, cond: VariableTracker, rest: list) -> VariableTracker:
     """A check that holds is nothing (its message is never built); a size relation is
-    decided, and guarded, like an `if`; one that fails raises in eager, after a break."""
-    if isinstance(cond, TensorVariable) or not cond.truth(tx):
-        raise Unsupported(f"{fn.__name__}() of a tensor, or failing")
+    decided, and guarded, like an `if`; one that fails raises in eager, after a break (whose
+    reason carries eager's message, so fullgraph's error says what failed)."""
+    if isinstance(cond, TensorVariable):
+        raise Unsupported(f"{fn.__name__}() of a tensor")
+    if not cond.truth(tx):
+        raise Unsupported(f"{fn.__name__}() failed: {_check_message(tx, rest)}")
     return ConstantVariable(None)
+
+
+def _check_message(tx, rest: list) -> str:
+    """The text a failing torch._check raises with: its message argument, called when it is
+    a function (traced; the break that follows drops whatever that call recorded)."""
+    message = rest[0] if rest else ConstantVariable(None)
+    if message.is_python_constant():
+        if message.as_python_constant() is None:
+            return "Expected cond to be True, but got False."
+        return "(its message is not callable: eager raises TypeError)"
+    try:
+        text = message.call_function(tx, [], {})
+    except Unsupported:
+        return "(its message is not traceable)"
+    return str(text.as_python_constant()) if text.is_python_constant() else "(a message)"
 
 
 def _metadata_args(args: list, kwargs: dict) -> bool:
