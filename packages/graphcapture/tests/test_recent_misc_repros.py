@@ -229,3 +229,43 @@ def test_failing_torch_check_raises_with_eagers_message(fn, message, fullgraph):
     fj.reset()
     y = torch.randn(5)
     torch.testing.assert_close(fj.compile(fn, backend="eager", fullgraph=fullgraph)(y), y + 1)
+
+
+# ---------------------------------------------------------------- a constant tensor as an index
+def _size_at_tensor(x):
+    idx = torch.tensor(1)
+    return x.reshape(-1, x.shape[idx])
+
+
+def _list_at_tensor(x):
+    idx = torch.tensor([2])
+    return [x, x + 1, x * 3][idx]
+
+
+def _tuple_at_mutated_tensor(x):
+    idx = torch.tensor(0)
+    idx.add_(1)  # the known value follows the mutation
+    return (x, x - 1)[idx]
+
+
+def _size_at_bool_tensor(x):
+    return x.new_zeros(x.shape[torch.tensor(True)])
+
+
+@pytest.mark.parametrize(
+    "fn", [_size_at_tensor, _list_at_tensor, _tuple_at_mutated_tensor, _size_at_bool_tensor]
+)
+def test_container_index_by_a_tensor_the_trace_knows(fn):
+    x = torch.randn(2, 3, 4)
+    assert _frames(fn, x) == [1, 1]
+    fj.reset()
+    torch.testing.assert_close(fj.compile(fn, backend="eager", fullgraph=True)(x), fn(x))
+
+
+def test_container_index_by_an_input_tensor_breaks():
+    def fn(x, i):
+        return [x, x + 1][i]
+
+    x = torch.randn(2)
+    for i in (torch.tensor(0), torch.tensor(1)):
+        torch.testing.assert_close(fj.compile(fn, backend="eager")(x, i), fn(x, i))

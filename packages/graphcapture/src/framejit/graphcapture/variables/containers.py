@@ -27,7 +27,26 @@ def _const_index(tx, index: VariableTracker):
         return index.as_python_constant()
     if isinstance(index, SymNodeVariable) and index.python_type() is int:
         return index.as_python_constant()  # specialised: the ShapeEnv guards its value
+    constant = _constant_tensor_index(index)
+    if constant is not None:
+        return constant
     raise Unsupported(f"container index {index} is not a constant")
+
+
+def _constant_tensor_index(index: VariableTracker) -> int | None:
+    """A one-element integer tensor whose value the trace knows (`torch.tensor(1)` made in
+    the frame: the fake tensor carries it, and drops it when the tensor is mutated), as
+    `operator.index` reads it."""
+    from .tensor import TensorVariable
+
+    if not isinstance(index, TensorVariable):
+        return None
+    constant = getattr(index.example, "constant", None)
+    if constant is None or constant.numel() != 1:
+        return None
+    if constant.dtype.is_floating_point or constant.dtype.is_complex:
+        return None  # eager's TypeError
+    return int(constant.item())
 
 
 def _specialised(vt: VariableTracker) -> VariableTracker:
