@@ -4,6 +4,7 @@ where that is the yardstick."""
 
 from __future__ import annotations
 
+import copy
 import warnings
 
 import pytest
@@ -269,3 +270,21 @@ def test_container_index_by_an_input_tensor_breaks():
     x = torch.randn(2)
     for i in (torch.tensor(0), torch.tensor(1)):
         torch.testing.assert_close(fj.compile(fn, backend="eager")(x, i), fn(x, i))
+
+
+# ---------------------------------------------------------------- deepcopy of a compiled module
+def test_deepcopy_of_a_compiled_module_runs_the_copy():
+    # was a wrong answer: the copy kept the original's bound call, so its own parameters
+    # got no gradient and changing them changed nothing
+    mod = torch.nn.Linear(2, 3)
+    opt = fj.compile(mod, backend="eager")
+    clone = copy.deepcopy(opt)
+    assert isinstance(clone, type(opt))
+    x = torch.randn(1, 2)
+    clone(x).sum().backward()
+    assert mod.weight.grad is None
+    torch.testing.assert_close(clone.weight.grad, x.expand(3, 2))
+    with torch.no_grad():
+        clone.bias.add_(1.0)
+    torch.testing.assert_close(clone(x), mod(x) + 1.0)
+    torch.testing.assert_close(opt(x), mod(x))

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import copy
 import functools
 from typing import Any
 
@@ -213,6 +214,11 @@ class OptimizedModule(torch.nn.Module):
 
     def __repr__(self) -> str:
         return f"OptimizedModule({self._orig_mod!r})"
+
+    def __deepcopy__(self, memo):
+        # the copy captures calls of the copied module: the generic copy would keep the
+        # bound call of the original (a function is copied as itself)
+        return OptimizedModule(copy.deepcopy(self._orig_mod, memo), self._framejit_callback)
 
     # a container module's protocol (ModuleList, Sequential): an empty one is falsy
     def __bool__(self) -> bool:
