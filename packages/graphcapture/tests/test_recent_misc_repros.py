@@ -98,7 +98,7 @@ def test_catch_warnings_object_escaping_is_built_again():
     (_, a), (_, b) = opt(x), opt(x)
     assert isinstance(a, warnings.catch_warnings) and a is not b
     with a as log:  # a fresh, unentered context of the same arguments
-        warnings.warn("recorded")
+        warnings.warn("recorded", stacklevel=1)
     assert [str(w.message) for w in log] == ["recorded"]
 
 
@@ -122,14 +122,14 @@ def test_catch_warnings_break_inside_restores_the_filters():
 def _cw_record_bound(x):
     with warnings.catch_warnings(record=True) as log:
         warnings.simplefilter("always")
-        warnings.warn("seen")
+        warnings.warn("seen", stacklevel=1)
         y = x + 1
     return y, len(log)
 
 
 def _cw_action(x):
     with warnings.catch_warnings(action="ignore"):
-        warnings.warn("hidden")
+        warnings.warn("hidden", stacklevel=1)
         return x + 1
 
 
@@ -218,7 +218,10 @@ def _check_without_message(x):
 
 @pytest.mark.parametrize(
     "fn, message",
-    [(_check_with_global_message, "3 is not above 3"), (_check_without_message, "Expected cond to be True")],
+    [
+        (_check_with_global_message, "3 is not above 3"),
+        (_check_without_message, "Expected cond to be True"),
+    ],
 )
 @pytest.mark.parametrize("fullgraph", [False, True])
 def test_failing_torch_check_raises_with_eagers_message(fn, message, fullgraph):

@@ -828,6 +828,15 @@ def _emit_conditional_break(cg, tx, inst, deep, top, live_by_target, resumes) ->
 # ---------------------------------------------------------------------------- graphs
 
 
+def _backend_fake_mode(output: OutputGraph):
+    """The fake mode a backend fakifies the example inputs in.  The trace's own, unless a
+    `.data =` store set_ one of its fake inputs: then a fresh one on the same ShapeEnv, as
+    torch.compile always makes, so AOTAutograd does not start from the swapped storage."""
+    if not output.data_stores:
+        return output.fake_mode
+    return torch._subclasses.FakeTensorMode(shape_env=output.fake_mode.shape_env)
+
+
 def _compile_graph(output: OutputGraph, needed: list[TensorVariable], backend):
     gm = output.build_graph_module([vt.node for vt in needed])
     by_node = {gi.node: gi for gi in output.inputs.values()}
@@ -844,7 +853,7 @@ def _compile_graph(output: OutputGraph, needed: list[TensorVariable], backend):
     try:
         # as torch.compile calls backends: AOTAutograd's detect_fake_mode finds the trace's
         # FakeTensorMode (and its ShapeEnv) here
-        with torch._guards.tracing(torch._guards.TracingContext(output.fake_mode)):
+        with torch._guards.tracing(torch._guards.TracingContext(_backend_fake_mode(output))):
             compiled = backend(gm, example_inputs)
     except Exception as e:
         if config.raise_backend_errors:

@@ -77,8 +77,8 @@ class OutputGraph:
         self.wrapped: dict[str, Any] = {}  # source name -> tracker (one tracker per source)
         self.wrapped_by_id: dict[int, tuple[Any, Any]] = {}  # id -> (object, tracker)
         self._fakes: dict[int, torch.Tensor] = {}
-        # examples of the tensors a `.data =` store in this graph set_ or read (tensor_stores)
-        self.data_store_tensors: set[int] = set()
+        # the placeholders of each `.data =` store's target and value (tensor_stores)
+        self.data_stores: list[tuple[torch.fx.Node, torch.fx.Node | None]] = []
         self._last_placeholder: torch.fx.Node | None = None
 
     # ------------------------------------------------------------------ guards

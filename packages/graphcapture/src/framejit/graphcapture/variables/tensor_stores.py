@@ -18,6 +18,7 @@ from __future__ import annotations
 import torch
 
 from ..exc import Unsupported
+from ..sources import source_name
 from .base import VariableTracker
 
 GRAD_ALIASES = {"_grad": "grad"}
@@ -80,12 +81,7 @@ def _store_data(tx, obj, value: VariableTracker) -> None:
         raise Unsupported("Tensor.data store of a tensor of another dtype")
     if tx.output.side_effects.pending_attr(obj, "grad") is not None:
         raise Unsupported("Tensor.data store after a .grad store in the frame")
-    involved = {id(obj.example), id(value.example)}
-    if involved & tx.output.data_store_tensors:
-        # chained storage swaps (x.data = y; y.data = z): AOTAutograd-based backends apply
-        # the inputs' set_ mutations in placeholder order, which gave x the wrong storage
-        raise Unsupported("a second Tensor.data store on a tensor one already swapped")
-    tx.output.data_store_tensors |= involved
+    _order_inputs_for_set(tx, obj, value)
     before = torch.is_grad_enabled()
     set_grad_mode(tx, False)
     out = tx.output.call_op("call_function", torch.Tensor.set_, [obj, value], {})
@@ -94,9 +90,41 @@ def _store_data(tx, obj, value: VariableTracker) -> None:
         "call_function", restore_version_after_set, (out.as_proxy(),), {}, out.as_example()
     )
     restore_version_after_set(obj.example)
-    # later uses (and a return of the tensor) read set_'s result, as in torch.compile's
-    # graph: AOTAutograd keeps an input that is set_ and returned consistent
-    obj.node = out.node
+    # later uses read the input itself (set_ swapped its storage in place), as in
+    # torch.compile's graph
+
+
+def _order_inputs_for_set(tx, obj, value) -> None:
+    """AOTAutograd-based backends apply the inputs' set_ mutations in placeholder order, so
+    in a chain of swaps (x.data = y; y.data = z) x's placeholder must come before y's, or x
+    gets z's storage.  The placeholder of a store's target is moved before its value's;
+    any other chain (a target swapped twice, a cycle, symbolic sizes) stays a break."""
+    output = tx.output
+    stores = output.data_stores  # (target placeholder, value placeholder or None) per store
+    target = _placeholder_of(output, obj)
+    source = _placeholder_of(output, value)
+    targets = {t for t, _ in stores}
+    involved = targets | {v for _, v in stores}
+    if stores and (
+        target in targets
+        or (source is not None and source in involved)
+        or output.sym_inputs
+        or target is None
+    ):
+        raise Unsupported("a second Tensor.data store on a tensor one already swapped")
+    stores.append((target, source))
+    if target is None or source is None:
+        return
+    order = [n for n in output.graph.nodes if n.op == "placeholder"]
+    if order.index(target) > order.index(source):
+        source.prepend(target)  # fx moves the node
+        if output._last_placeholder is target:
+            output._last_placeholder = order[order.index(target) - 1]
+
+
+def _placeholder_of(output, tracker):
+    found = output.inputs.get(source_name(tracker.source)) if tracker.source else None
+    return found.node if found is not None else None
 
 
 def restore_version_after_set(t: torch.Tensor) -> torch.Tensor:
