@@ -95,6 +95,7 @@ RERUNNABLE = {
     "UNPACK_SEQUENCE",
     "RAISE_VARARGS",
     "LIST_TO_TUPLE",
+    "LOAD_BUILD_CLASS",  # a class statement: the class is then built by a re-run CALL
     # a context manager the trace does not model is entered for real: the resume function
     # gets its __exit__ and runs the block inside the original's exception table
     "BEFORE_WITH",

@@ -241,10 +241,10 @@ class ConstantVariable(ConcreteValueVariable):
         return f"ConstantVariable({self.value!r})"
 
 
-def fold(fn, *values):
+def fold(fn, *values, **kwargs):
     """Apply `fn` to constant values; an exception becomes a graph break (eager raises it)."""
     try:
-        return fn(*values)
+        return fn(*values, **kwargs)
     except Exception as e:
         from .exceptions import is_builtin_exception, observed
 

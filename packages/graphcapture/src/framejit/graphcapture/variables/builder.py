@@ -69,8 +69,8 @@ from .user_classes import bare_set_subclass
 
 _BUILTIN_CALLABLES = {
     v for v in vars(builtins).values() if callable(v) and not isinstance(v, type)
-} | {int, float, bool, str, list, tuple, dict, range, enumerate, zip, reversed, type, slice,
-     map, filter, super, set, frozenset, iter, object}  # fmt: skip
+} | {int, float, bool, complex, str, list, tuple, dict, range, enumerate, zip, reversed, type,
+     slice, map, filter, super, set, frozenset, iter, object}  # fmt: skip
 
 
 def wrap_constant_or_unsupported(value: Any) -> VariableTracker:

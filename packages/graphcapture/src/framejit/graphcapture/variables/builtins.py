@@ -30,7 +30,7 @@ from .exceptions import observed
 from .functools_models import PartialVariable
 from .iterators import zip_items
 from .numpy_arrays import NdarrayVariable
-from .object_ids import ObjectIdVariable, compare_ids, has_id_token
+from .object_ids import ObjectIdVariable, builtin_id, compare_ids
 from .objects import InstanceDictVariable
 from .sets import SetVariable, build_set, set_binary_op, tracker_of_key
 from .sym_node import SymNodeVariable, sym_binary_op
@@ -429,7 +429,7 @@ class _UnboundBuiltinMethod(VariableTracker):
 
 
 FOLDABLE = {
-    abs, all, any, bool, chr, divmod, float, format, hash, int, len, max, min, ord, pow,
+    abs, all, any, bool, chr, complex, divmod, float, format, hash, int, len, max, min, ord, pow,
     repr, round, str, sum, sys.intern,
     # every function of math is pure: on constant arguments it folds
     *(f for f in vars(math).values() if isinstance(f, types.BuiltinFunctionType)),
@@ -840,32 +840,6 @@ def _print(tx, *args, **kwargs):
     raise Unsupported("call to print (I/O)")
 
 
-def _id(tx, obj):
-    """id() of an object read from the frame's inputs: folded, with that very object guarded
-    (ID_MATCH), so another object there recompiles."""
-    from framejit.guards import GuardKind
-
-    from .base import LazyVariable
-
-    source = getattr(obj, "source", None)
-    if source is None and not isinstance(obj, LazyVariable) and has_id_token(obj):
-        return ObjectIdVariable(obj)
-    if source is None or isinstance(obj, LazyVariable):
-        raise Unsupported("id() of a traced value")
-    if isinstance(obj, ConcreteValueVariable):
-        value = obj.value
-    elif isinstance(obj, (BaseListVariable, DictVariable, SetVariable)):
-        # a container read from the inputs (mutated in place or not, the same object)
-        try:
-            value = source.get(tx.root.f_locals, tx.root.f_globals)
-        except Exception:  # the trace cannot name it: not folded
-            raise Unsupported(f"id() of a container read through {source.name()}") from None
-    else:
-        raise Unsupported("id() of a traced value")
-    tx.output.add_guard(source, GuardKind.ID_MATCH, value, origin=tx.origin())
-    return ConstantVariable(id(value))
-
-
 def _partial(tx, fn, *args, **kwargs):
     return PartialVariable(fn, list(args), kwargs)
 
@@ -985,7 +959,7 @@ BUILTIN_HANDLERS = {
     any: _any_all(any),
     all: _any_all(all),
     print: _print,
-    id: _id,
+    id: builtin_id,
     functools.partial: _partial,
     super: _super,
     str: _str,

@@ -124,10 +124,20 @@ class BaseListVariable(VariableTracker):
         raise Unsupported(f"{self.python_type().__name__}.{name}")
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
+        if name == "__class__":
+            return class_of(tx, self)
         cls = self.python_type()
         if not hasattr(cls, name):  # (list and tuple instances have no __dict__ of their own)
             raise Unsupported(f"AttributeError: {cls.__name__!r} object has no attribute {name!r}")
         return BoundBuiltinMethodVariable(self, name)
+
+
+def class_of(tx, vt: VariableTracker) -> VariableTracker:
+    """`obj.__class__` of a container: its exact type, fixed by the TYPE_MATCH guard of an
+    input or by the trace that made it (as `type(obj)`)."""
+    from .builtins import _type
+
+    return _type(tx, vt)
 
 
 def contains(tx, items: list[VariableTracker], needle: VariableTracker) -> VariableTracker:
@@ -487,6 +497,8 @@ class DictVariable(VariableTracker):
         return self.items[key]
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
+        if name == "__class__":
+            return class_of(tx, self)
         cls = self.user_cls
         if hasattr(cls, name):
             return BoundBuiltinMethodVariable(self, name)

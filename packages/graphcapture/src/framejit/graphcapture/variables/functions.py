@@ -578,6 +578,8 @@ class MethodRef(VariableTracker):
         self.name = name
 
     def call_function(self, tx, args, kwargs) -> VariableTracker:
+        if self.name == "__class__":  # `obj.__class__(...)` calls a class, never a method
+            return self.obj.var_getattr(tx, self.name).call_function(tx, args, kwargs)
         return self.obj.call_method(tx, self.name, args, kwargs)
 
     def reconstruct(self, cg) -> None:

@@ -67,3 +67,33 @@ def has_id_token(obj: VariableTracker) -> bool:
     from .sets import SetVariable
 
     return made_here(obj) or (isinstance(obj, SetVariable) and obj.source is None)
+
+
+def builtin_id(tx, obj: VariableTracker) -> VariableTracker:
+    """id() of an object read from the frame's inputs (a tensor, a container, any object):
+    folded, with that very object guarded (ID_MATCH), so another object there recompiles;
+    of an object the trace made, a token (ObjectIdVariable)."""
+    from framejit.guards import GuardKind
+
+    from .base import ConcreteValueVariable, LazyVariable
+    from .containers import BaseListVariable, DictVariable
+    from .sets import SetVariable
+    from .tensor import TensorVariable
+
+    source = getattr(obj, "source", None)
+    if source is None and not isinstance(obj, LazyVariable) and has_id_token(obj):
+        return ObjectIdVariable(obj)
+    if source is None or isinstance(obj, LazyVariable):
+        raise Unsupported("id() of a traced value")
+    if isinstance(obj, ConcreteValueVariable):
+        value = obj.value
+    elif isinstance(obj, (BaseListVariable, DictVariable, SetVariable, TensorVariable)):
+        # read from the inputs (mutated in place or not, the same object)
+        try:
+            value = source.get(tx.root.f_locals, tx.root.f_globals)
+        except Exception:  # the trace cannot name it: not folded
+            raise Unsupported(f"id() of a value read through {source.name()}") from None
+    else:
+        raise Unsupported("id() of a traced value")
+    tx.output.add_guard(source, GuardKind.ID_MATCH, value, origin=tx.origin())
+    return ConstantVariable(id(value))

@@ -23,6 +23,7 @@ from .builtin_bases import container_base, contents, slot_method
 from .containers import IteratorVariable, TupleVariable
 from .exceptions import ObservedException, observed
 from .functions import UserFunctionVariable, UserMethodVariable
+from .weakrefs import dunder_weakref
 
 
 class TorchFunctionVariable(ConcreteValueVariable):
@@ -150,6 +151,9 @@ class GetAttrMixin:
                 raise Unsupported(f"AttributeError: slot {name!r} is empty") from None
             return wrap(tx, value, source)
         if hasattr(class_attr, "__get__") and not is_constant_value(class_attr):
+            weak_slot = dunder_weakref(self, class_attr)
+            if weak_slot is not None:
+                return weak_slot
             raise Unsupported(f"descriptor {name!r} of {cls.__name__}")
         return wrap(tx, class_attr, source)
 

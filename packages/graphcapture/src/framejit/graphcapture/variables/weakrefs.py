@@ -65,7 +65,32 @@ def make_weakref(tx, args: list, kwargs: dict) -> VariableTracker:
     if not _still_held(tx, referent):
         # (eager frees a temporary at once: `weakref.ref(x * 2)()` is None)
         raise Unsupported("weakref.ref of a value no local of the frame holds")
-    return NewWeakRefVariable(referent)
+    # CPython keeps one callback-less ref per object: `weakref.ref(o) is weakref.ref(o)`,
+    # and it is what `o.__weakref__` gives
+    holder = _identity(referent)
+    made = getattr(holder, "weakref_made", None)
+    if made is None:
+        made = holder.weakref_made = NewWeakRefVariable(referent)
+    return made
+
+
+_WEAKREF_SLOT = type(type("_Probe", (), {}).__dict__["__weakref__"])
+
+
+def dunder_weakref(obj: VariableTracker, class_attr) -> VariableTracker | None:
+    """`obj.__weakref__` (the class's weakref slot: the first weak reference to obj, or
+    None) of an object the trace made: the `weakref.ref(obj)` the trace made, or None.
+    None returned (a break) for any other object: an input's weak references live
+    outside the trace."""
+    from .base import ConstantVariable
+
+    if not (
+        isinstance(class_attr, _WEAKREF_SLOT)
+        and class_attr.__name__ == "__weakref__"
+        and getattr(obj, "made_in_trace", False)
+    ):
+        return None
+    return getattr(_identity(obj), "weakref_made", None) or ConstantVariable(None)
 
 
 class NewWeakRefVariable(VariableTracker):
@@ -83,6 +108,9 @@ class NewWeakRefVariable(VariableTracker):
         if not _still_held(tx, self.referent):
             raise Unsupported("calling a weak reference whose referent the frame may have freed")
         return self.referent
+
+    def truth(self, tx) -> bool:
+        return True  # (a weak reference has no __bool__, dead or alive)
 
     def reconstruct(self, cg) -> None:
         cg.add_push_null(lambda: cg.load_const(weakref.ref))

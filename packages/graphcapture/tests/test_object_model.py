@@ -1,0 +1,242 @@
+"""Python's object model in the traced frame, as model code uses it: `obj.__class__` of a
+container, builtin constructors (complex), id() of inputs, `__weakref__`, a class
+statement, ...  Each against eager, with fullgraph where torch.compile manages one graph
+and the frame count torch.compile takes where it breaks (torch's test_misc constructs)."""
+
+from __future__ import annotations
+
+import collections
+import weakref
+
+import pytest
+import torch
+import torch._dynamo.testing
+from test_stdlib_cases import assert_same
+
+from framejit import graphcapture as fj
+
+Point = collections.namedtuple("Point", "x y")
+
+
+def _compare(fn, make_args, fullgraph=True, torch_frames=True):
+    """fn under eager and framejit on fresh args (equal results), and framejit's frame
+    count beside torch.compile's."""
+
+    def fresh():
+        torch.manual_seed(0)
+        return make_args()
+
+    expected = fn(*fresh())
+    fj.reset()
+    counter = fj.testing.CompileCounter()
+    got = fj.compile(fn, backend=counter, fullgraph=fullgraph)(*fresh())
+    assert_same(got, expected)
+    if torch_frames:
+        torch._dynamo.reset()
+        torch_counter = torch._dynamo.testing.CompileCounter()
+        torch.compile(fn, backend=torch_counter, fullgraph=fullgraph)(*fresh())
+        assert counter.frame_count == torch_counter.frame_count
+    return counter
+
+
+# ------------------------------------------------------------------ obj.__class__
+def _rebuild(x):
+    return x.__class__([v + 1 for v in x])
+
+
+def _rebuild_star(x):
+    return x.__class__(*[v + 1 for v in x])
+
+
+def _class_is_type(x):
+    return x.__class__ is type(x), x.__class__.__name__, x[0] * 2
+
+
+def _made_list_class(x):
+    made = [x, x + 1]
+    return made.__class__((x * 3,)), {"a": x}.__class__(b=x - 1)
+
+
+def _dict_class(d):
+    return d.__class__(d, extra=d["a"] + 1)
+
+
+CLASS_CASES = {
+    "list": (_rebuild, lambda: [[torch.zeros(2), torch.ones(2)]]),
+    "tuple": (_rebuild, lambda: [(torch.zeros(2), torch.ones(2))]),
+    "namedtuple": (_rebuild_star, lambda: [Point(torch.zeros(2), torch.ones(2))]),
+    "is_type": (_class_is_type, lambda: [[torch.ones(2)]]),
+    "made_in_frame": (_made_list_class, lambda: [torch.ones(2)]),
+    "dict": (_dict_class, lambda: [{"a": torch.ones(2)}]),
+    "ordered_dict": (_dict_class, lambda: [collections.OrderedDict(a=torch.ones(2))]),
+}
+
+
+@pytest.mark.parametrize("name", CLASS_CASES)
+def test_container_class(name):
+    fn, make_args = CLASS_CASES[name]
+    _compare(fn, make_args)
+
+
+def test_container_class_is_guarded():
+    """A list compiled for recompiles for a tuple in the same place: __class__ is guarded."""
+    fj.reset()
+    counter = fj.testing.CompileCounter()
+    compiled = fj.compile(_rebuild, backend=counter, fullgraph=True)
+    a, b = torch.zeros(2), torch.ones(2)
+    assert type(compiled([a, b])) is list
+    assert type(compiled((a, b))) is tuple
+    assert counter.frame_count == 2
+
+
+# ------------------------------------------------------------------ builtin constructors
+def _complex_numbers(x):
+    c = (
+        complex(),
+        complex(1),
+        complex(2, 3),
+        complex(imag=2),
+        complex(real=1),
+        complex(imag=1, real=2),
+        complex("1+2j"),
+        complex(1, 2).conjugate(),
+    )
+    return [x + z for z in c]
+
+
+def test_complex_constructor():
+    _compare(_complex_numbers, lambda: [torch.randn(2)])
+
+
+def test_complex_of_a_tensor_breaks():
+    """complex(t) needs the tensor's value: a break, eager's answer."""
+
+    def fn(x):
+        return complex(x.sum()) * 2
+
+    _compare(fn, lambda: [torch.ones(1)], fullgraph=False, torch_frames=False)
+
+
+# ------------------------------------------------------------------ id()
+class _Holder(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.y1 = torch.ones(2)
+        self.y2 = torch.zeros(2)
+
+    def forward(self, x, ref_id):
+        return x * (self.y1 if ref_id == id(self.y1) else self.y2)
+
+
+def test_id_of_an_attribute_tensor_is_guarded():
+    m = _Holder()
+    fj.reset()
+    counter = fj.testing.CompileCounter()
+    compiled = fj.compile(m, backend=counter, fullgraph=True)
+    x = torch.ones(2)
+    torch.testing.assert_close(compiled(x, id(m.y1)), torch.ones(2))
+    torch.testing.assert_close(compiled(x, id(m.y2)), torch.zeros(2))
+    assert counter.frame_count == 2
+    old = id(m.y1)
+    m.y1 = torch.full((2,), 5.0)  # another tensor there: the folded id no longer holds
+    torch.testing.assert_close(compiled(x, old), m(x, old))
+
+
+def test_id_of_input_tensors():
+    def fn(x, y):
+        return x + 1, id(x), id(x) == id(y)
+
+    fj.reset()
+    compiled = fj.compile(fn, fullgraph=True)
+    a, b = torch.randn(2), torch.randn(2)
+    for args in ((a, a), (a, b), (b, a)):
+        got, expected = compiled(*args), fn(*args)
+        torch.testing.assert_close(got[0], expected[0])
+        assert got[1:] == expected[1:]
+
+
+# ------------------------------------------------------------------ __weakref__
+class Plain:
+    pass
+
+
+def _fresh_weakref(x):
+    foo = Plain()
+    return (torch.cos(x) if foo.__weakref__ else torch.sin(x)), foo.__weakref__ is None
+
+
+def _weakref_made(x):
+    foo = Plain()
+    r = weakref.ref(foo)
+    return (torch.cos(x) if foo.__weakref__ else torch.sin(x)), foo.__weakref__ is r
+
+
+def _input_weakref(x, foo):
+    return torch.cos(x) if foo.__weakref__ else torch.sin(x)
+
+
+_KEPT = Plain()
+_KEPT_REF = weakref.ref(_KEPT)
+
+WEAKREF_CASES = {
+    "fresh_object": (_fresh_weakref, lambda: [torch.randn(3)], True),
+    "weakref_made_in_frame": (_weakref_made, lambda: [torch.randn(3)], True),
+    "input_without_refs": (_input_weakref, lambda: [torch.randn(3), Plain()], False),
+    "input_with_a_ref": (_input_weakref, lambda: [torch.randn(3), _KEPT], False),
+}
+
+
+@pytest.mark.parametrize("name", WEAKREF_CASES)
+def test_dunder_weakref(name):
+    fn, make_args, fullgraph = WEAKREF_CASES[name]
+    _compare(fn, make_args, fullgraph=fullgraph, torch_frames=fullgraph)
+
+
+def test_weakref_ref_is_one_object():
+    def fn(x):
+        foo = Plain()
+        return x + 1, weakref.ref(foo) is weakref.ref(foo)
+
+    _compare(fn, lambda: [torch.randn(2)], torch_frames=False)  # (torch: a break)
+
+
+# ------------------------------------------------------------------ class statements
+def _class_after_op(x):
+    x += 1
+
+    class C:
+        pass
+
+    return x.sin(), C.__name__
+
+
+def _class_used_after(x):
+    y = x + 1
+
+    class Scaled:
+        scale = 2
+
+        def f(self, z):
+            return z * self.scale
+
+    return Scaled().f(y).cos()
+
+
+def _module_class(x):
+    y = x + 1
+
+    class Triple(torch.nn.Module):
+        def forward(self, z):
+            return z * 3
+
+    return Triple()(y) + 1
+
+
+CLASS_STATEMENT_CASES = [_class_after_op, _class_used_after, _module_class]
+
+
+@pytest.mark.parametrize("fn", CLASS_STATEMENT_CASES, ids=lambda f: f.__name__)
+def test_class_statement_breaks_cleanly(fn):
+    """A class statement in the frame: the graph before it is kept, the rest resumes."""
+    counter = _compare(fn, lambda: [torch.randn(3)], fullgraph=False, torch_frames=False)
+    assert counter.frame_count == 2
