@@ -240,3 +240,65 @@ def test_class_statement_breaks_cleanly(fn):
     """A class statement in the frame: the graph before it is kept, the rest resumes."""
     counter = _compare(fn, lambda: [torch.randn(3)], fullgraph=False, torch_frames=False)
     assert counter.frame_count == 2
+
+
+# ------------------------------------------------------------------ super().attribute
+class _Base:
+    a = 4
+    label = "base"
+
+    def mul(self, x):
+        return x * 0.1
+
+    @property
+    def doubled(self):
+        return self.a * 2
+
+
+class _Child(_Base):
+    a = 7
+
+    def mul(self, x):
+        return super().mul(x) * 0.2
+
+
+class _Grandchild(_Child):
+    def value(self, x):
+        return super().a * x
+
+    def through_two(self, x):
+        return super(_Child, self).a * x
+
+    def label_len(self, x):
+        return x + len(super().label)
+
+    def prop(self, x):
+        return x * super().doubled
+
+
+# method -> whether torch.compile takes it in one graph (a property through super(): not)
+SUPER_CASES = {"value": True, "through_two": True, "label_len": True, "prop": False}
+
+
+@pytest.mark.parametrize("method", SUPER_CASES)
+def test_super_plain_attribute(method):
+    obj = _Grandchild()
+    _compare(getattr(obj, method), lambda: [torch.rand(4)], torch_frames=SUPER_CASES[method])
+
+
+def test_super_attribute_is_guarded():
+    """`super().a` folds the class attribute found: rebinding it recompiles."""
+    obj = _Grandchild()
+    fj.reset()
+    counter = fj.testing.CompileCounter()
+    compiled = fj.compile(obj.value, backend=counter, fullgraph=True)
+    x = torch.rand(4)
+    torch.testing.assert_close(compiled(x), obj.value(x))
+    old = _Child.a
+    try:
+        _Child.a = 11
+        torch.testing.assert_close(compiled(x), obj.value(x))
+        compiled(x)
+    finally:
+        _Child.a = old
+    assert counter.frame_count == 2

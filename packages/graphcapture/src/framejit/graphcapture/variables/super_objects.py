@@ -104,17 +104,37 @@ class SuperVariable(VariableTracker):
                 bound = None if is_class else slot_method(self.obj, obj_type, attr, name)
                 if bound is not None:
                     return bound
-                raise Unsupported(f"super().{name} is not a plain method")
+                return self._plain_attribute(tx, is_class, at, name, attr)
         raise Unsupported(f"AttributeError: super() has no {name!r}")
+
+    def _plain_attribute(self, tx, is_class: bool, at: int, name: str, attr):
+        """`super().a` of a class attribute that is no method: a value (read where it
+        lives, guarded by _guard_found), or a property's Python getter on obj."""
+        from .builder import wrap
+
+        if self.obj.source is None:
+            raise Unsupported(f"super().{name} of an object the guards cannot reach")
+        if isinstance(attr, property) and isinstance(attr.fget, types.FunctionType):
+            if is_class:
+                return wrap(tx, attr, None)
+            return UserFunctionVariable(attr.fget).call_function(tx, [self.obj], {})
+        if hasattr(type(attr), "__get__"):
+            raise Unsupported(f"super().{name} is a {type(attr).__name__} descriptor")
+        return wrap(tx, attr, self._found_source(is_class, at, name))
+
+    def _found_source(self, is_class: bool, at: int, name: str):
+        from framejit.guards import TypeSource
+
+        owner = self.obj.source if is_class else TypeSource(self.obj.source)
+        klass = ItemSource(AttrSource(owner, "__mro__"), at)
+        return ItemSource(AttrSource(klass, "__dict__"), name)
 
     def _guard_found(self, tx, is_class: bool, at: int, name: str, attr) -> None:
         """`type(obj).__mro__[at].__dict__[name] is attr`: the class attribute super()
         found, which the program may rebind between calls (`Base.helper = other`)."""
         if self.obj.source is None:
             return
-        from framejit.guards import GuardKind, TypeSource
+        from framejit.guards import GuardKind
 
-        owner = self.obj.source if is_class else TypeSource(self.obj.source)
-        klass = ItemSource(AttrSource(owner, "__mro__"), at)
-        source = ItemSource(AttrSource(klass, "__dict__"), name)
+        source = self._found_source(is_class, at, name)
         tx.output.add_guard(source, GuardKind.ID_MATCH, attr, origin=tx.origin())
