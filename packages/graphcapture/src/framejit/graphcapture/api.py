@@ -197,6 +197,13 @@ class OptimizedModule(torch.nn.Module):
     def __call__(self, *args, **kwargs):
         return self._framejit_call(*args, **kwargs)
 
+    @property
+    def dynamo_ctx(self) -> _OptimizeContext:
+        """The capture context this module runs under, to apply to other callables
+        (`model.training_step = compiled.dynamo_ctx(model.training_step)`), as
+        torch.compile's OptimizedModule.dynamo_ctx."""
+        return _OptimizeContext(self._framejit_callback)
+
     def forward(self, *args, **kwargs):
         return self._framejit_call(*args, **kwargs)
 

@@ -33,8 +33,15 @@ def _unhashable(value: Any) -> bool:
 
 
 class PyCodegen:
-    def __init__(self, code, graph_output_var: str | None = None, output_index: dict | None = None):
+    def __init__(
+        self,
+        code,
+        graph_output_var: str | None = None,
+        output_index: dict | None = None,
+        f_globals: dict | None = None,
+    ):
         self.code = code
+        self.f_globals = f_globals  # the generated frame's globals
         self.insts: list[Any] = []
         self.graph_output_var = graph_output_var
         self.output_index = output_index  # fx node -> position in the graph's output tuple
@@ -104,7 +111,12 @@ class PyCodegen:
         self.sources_loaded.append((len(self.insts), source))
         emit_load(self, source)
 
-    def load_global_dict(self) -> None:
+    def load_global_dict(self, f_globals: dict | None = None) -> None:
+        """The generated frame's globals (`globals()`), or `f_globals` when that is another
+        module's: a function made in inlined code of another module reads its globals."""
+        if f_globals is not None and f_globals is not self.f_globals:
+            self.load_const(f_globals)
+            return
         self.add_push_null(lambda: self.load_const(globals))
         self.call(0)
 

@@ -43,6 +43,7 @@ from .records import CompileRecord, GraphBreakRecord, GraphRecord, InputMeta
 from .resume import ResumeFunction, make_resume_function
 from .sources import LocalSource
 from .symbolic_convert import InstructionTranslator, LazyVariable
+from .trace_state import TraceState
 from .variables import IteratorVariable, NullVariable, TensorVariable
 from .variables.autocast import AutocastState, restart_before_open_block
 
@@ -73,6 +74,7 @@ class _Capture:
     break_reason: str | None = None
     graphs: list[GraphRecord] = field(default_factory=list)
     resumes: dict[str, types.CodeType] = field(default_factory=dict)
+    states: tuple[TraceState, TraceState] | None = None  # global state at entry, at the end
 
 
 def _global_state_guard():
@@ -160,7 +162,7 @@ def _convert_frame(
     break_at = None
     capture = None
     skip_reason = None
-    grad_mode = torch.is_grad_enabled()
+    entry_state = TraceState.now()
     trace_start = time.perf_counter()
     dim_policy = DimPolicy.for_code(code, dynamic)
     moved_break = False
@@ -199,12 +201,14 @@ def _convert_frame(
         except SkipFrame as e:
             skip_reason = str(e)
         finally:
-            torch._C._set_grad_enabled(grad_mode)
+            end_state = TraceState.now()
+            entry_state.restore()
             for ctx in reversed(output.open_contexts):
                 ctx.leave_trace_state()
         capture = _Capture(
             tx, output, record.graph_breaks[-1].reason if record.graph_breaks else None
         )
+        capture.states = (entry_state, end_state)
         break
     record.timings["trace"] = time.perf_counter() - trace_start
 
@@ -217,6 +221,8 @@ def _convert_frame(
             skip_reason = str(e)
         except Unsupported as e:
             skip_reason = f"cannot generate the rewritten frame: {e.reason}"
+        finally:
+            entry_state.restore()  # a backend tracing the graph runs its state switches
     # after the backend: its own tracing may add facts about the sizes to the ShapeEnv
     guards_start = time.perf_counter()
     guards = output.all_guards()
@@ -352,7 +358,7 @@ def _generate(code, f_globals, capture: _Capture, backend, record: CompileRecord
     # pass 1: which graph values does the generated code need?
     resumes: dict[int, ResumeFunction] = {}
     preload: list = []
-    collect = PyCodegen(code)
+    collect = PyCodegen(code, f_globals=f_globals)
     collect.resume_placeholder = True
     emit_body(collect)
     needed = collect.collected
@@ -360,7 +366,7 @@ def _generate(code, f_globals, capture: _Capture, backend, record: CompileRecord
         # a value read through a container or attribute after the replay would see the
         # replayed state (alist[1] after alist.pop() was replayed): read it before
         preload = _nested_sources_after(collect, collect.side_effects_end)
-        collect = PyCodegen(code)
+        collect = PyCodegen(code, f_globals=f_globals)
         collect.resume_placeholder = True
         emit_body(collect)
         needed = collect.collected
@@ -396,13 +402,17 @@ def _generate(code, f_globals, capture: _Capture, backend, record: CompileRecord
     elif needed:
         raise SkipFrame("graph values needed without a graph")
 
+    if capture.states is not None:
+        gen = PyCodegen(code)
+        capture.states[1].emit_replay(gen, capture.states[0])
+        graph_call = [*graph_call, *gen.insts]
+
     # pass 2: the real code, with resume functions created in program order
-    cg = PyCodegen(code, output_var, output_index)
+    cg = PyCodegen(code, output_var, output_index, f_globals)
     cg.resume_placeholder = False
     cg.new_name = lambda offset: global_names.new_name(
         f_globals, lambda n: f"__resume_at_{offset}_{n}"
     )
-    cg.f_globals = f_globals
     cg.record = record
     resumes.clear()
     emit_body(cg)

@@ -9,6 +9,7 @@ real, which raises eager's exception when there is one.
 from __future__ import annotations
 
 import operator
+import weakref
 from typing import Any
 
 import torch
@@ -33,6 +34,31 @@ from .sources import python_identifier, source_name
 _RESERVED_NAMES = frozenset({"self"})
 
 
+class WeakOwnerGraph(torch.fx.Graph):
+    """An FX graph that refers to its GraphModule weakly.  fx's own back reference makes
+    every GraphModule a reference cycle, freed only by the cycle collector: a module's
+    parameters, held by the graph module as get_attr attributes, stayed alive after the
+    user dropped the module (and the compiled code that used them) until the next
+    collection.  The module still finds its graph; the graph finds its module while the
+    module lives."""
+
+    def _get_owner(self):
+        ref = self.__dict__.get("_owner_ref")
+        return None if ref is None else ref()
+
+    def _set_owner(self, mod) -> None:
+        self.__dict__["_owner_ref"] = None if mod is None else weakref.ref(mod)
+
+    # fx reads and writes both names (Graph.__init__ and some passes use the private one)
+    owning_module = property(_get_owner, _set_owner)
+    _owning_module = property(_get_owner, _set_owner)
+
+    def __getstate__(self):
+        state = dict(self.__dict__)
+        state.pop("_owner_ref", None)
+        return state
+
+
 class GraphInput:
     __slots__ = ("example", "node", "source", "value")
 
@@ -53,7 +79,7 @@ class OutputGraph:
         self.f_globals = f_globals
         self.fullgraph = False  # set by convert_frame: Tensor.item() is then captured
         self.inlined_try = False  # an inlined function has try/with blocks (rerun.py)
-        self.graph = torch.fx.Graph()
+        self.graph = WeakOwnerGraph()
         self.shapes = ShapeTracker()
         self.dim_policy = dim_policy or DimPolicy()
         self.module_policy = module_policy or ModulePolicy()

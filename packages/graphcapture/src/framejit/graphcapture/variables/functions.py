@@ -459,12 +459,12 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
         if not (self.closure or self.defaults or self.kwdefaults or self.names):
             cg.add_push_null(lambda: cg.load_const(types.FunctionType))
             cg.load_const(self.code)
-            cg.load_global_dict()
+            cg.load_global_dict(self.f_globals)
             cg.call(2)
             return
         cg.add_push_null(lambda: cg.load_const(make_function))
         cg.load_const(self.code)
-        cg.load_global_dict()
+        cg.load_global_dict(self.f_globals)
         for d in self.defaults:
             d.reconstruct(cg)
         cg.build_tuple(len(self.defaults))

@@ -831,12 +831,27 @@ class GradModeVariable(VariableTracker):
     def __init__(self, target: bool):
         self.target = target
         self.previous: bool | None = None
+        self.switched_at_init = False  # torch.set_grad_enabled(b): the call itself switches
+
+    @classmethod
+    def switching(cls, tx, target: bool) -> GradModeVariable:
+        """`torch.set_grad_enabled(b)`: switches when constructed, as in eager (a bare call
+        leaves the mode switched after the frame); `with` re-enters it, `__exit__` and the
+        decorator form go back to the mode before the call."""
+        ctx = cls(target)
+        ctx.previous = torch.is_grad_enabled()
+        ctx.switched_at_init = True
+        set_grad_mode(tx, target)
+        return ctx
 
     def python_type(self) -> type:
+        if self.switched_at_init:
+            return torch.set_grad_enabled
         return torch.no_grad if not self.target else torch.enable_grad
 
     def enter(self, tx) -> None:
-        self.previous = torch.is_grad_enabled()
+        if not self.switched_at_init:
+            self.previous = torch.is_grad_enabled()
         set_grad_mode(tx, self.target)
 
     def exit(self, tx) -> None:
@@ -859,6 +874,8 @@ class GradModeVariable(VariableTracker):
             raise Unsupported("a grad-mode context called with other than one function")
         if not isinstance(args[0], (BaseUserFunctionVariable, UserMethodVariable)):
             raise Unsupported(f"a grad-mode context applied to {args[0]}")
+        if self.switched_at_init:  # set_grad_enabled(b)(fn) puts the mode back first
+            set_grad_mode(tx, bool(self.previous))
         return GradModeFunction(self.target, args[0])
 
 

@@ -23,6 +23,7 @@ CONSTANT_FUNCTIONS = {
     torch.cuda.is_available,
     torch._C._get_tracing_state,
     torch.are_deterministic_algorithms_enabled,
+    torch.is_deterministic_algorithms_warn_only_enabled,
     torch.is_tensor,
     torch.is_floating_point,
     torch.is_complex,
@@ -62,7 +63,6 @@ REFUSED_FUNCTIONS = {
     torch.seed,
     torch.set_default_dtype,
     torch.set_default_device,
-    torch.use_deterministic_algorithms,
     torch.set_printoptions,
     torch.save,
     torch.load,
@@ -141,7 +141,9 @@ def call_torch_function(tx, fn_vt, args: list, kwargs: dict) -> VariableTracker:
     if fn in GRAD_MODE_CLASSES:
         return GradModeVariable(GRAD_MODE_CLASSES[fn])
     if fn is torch.set_grad_enabled:
-        return GradModeVariable(bool(args[0].as_python_constant()))
+        return GradModeVariable.switching(tx, bool(args[0].as_python_constant()))
+    if fn is torch.use_deterministic_algorithms:
+        return _use_deterministic_algorithms(tx, *args, **kwargs)
     if fn is torch.Size:
         items = args[0].unpack(tx) if args else []
         return SizeVariable([ConstantVariable(i.as_python_constant()) for i in items])
@@ -191,6 +193,21 @@ def call_torch_function(tx, fn_vt, args: list, kwargs: dict) -> VariableTracker:
     if rewritten is not None:
         return rewritten
     return tx.output.call_op("call_function", fn, args, kwargs)
+
+
+def _use_deterministic_algorithms(tx, mode, warn_only=None) -> VariableTracker:
+    """A graph node that switches the mode where the frame does, and the switch made now, so
+    the rest of the trace (are_deterministic_algorithms_enabled()) sees it; the trace's end
+    puts the state at entry back (convert_frame), which the global-state guard checks."""
+    values = [mode] if warn_only is None else [mode, warn_only]
+    if not all(v.is_python_constant() for v in values):
+        raise Unsupported("torch.use_deterministic_algorithms of a traced value")
+    enabled = bool(mode.as_python_constant())
+    warn = False if warn_only is None else bool(warn_only.as_python_constant())
+    switch = torch._C._set_deterministic_algorithms
+    tx.output.create_node("call_function", switch, (enabled,), {"warn_only": warn}, None)
+    switch(enabled, warn_only=warn)
+    return ConstantVariable(None)
 
 
 # x's sizes as a CPU int64 tensor (ONNX-export helpers); keyed by name: torch.onnx loads lazily
