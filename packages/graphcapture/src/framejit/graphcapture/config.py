@@ -32,6 +32,8 @@ class Config:
     inline_stack_room: int = _env_int("FRAMEJIT_INLINE_STACK_ROOM", 150)
     # instructions traced per frame (unrolled loops included) before giving up
     max_traced_instructions: int = _env_int("FRAMEJIT_MAX_TRACED_INSTRUCTIONS", 200_000)
+    # items one traced generator may yield before it is taken for an infinite one
+    max_generator_yields: int = _env_int("FRAMEJIT_MAX_GENERATOR_YIELDS", 10_000)
 
 
 config = Config()

@@ -46,6 +46,7 @@ from .symbolic_convert import InstructionTranslator, LazyVariable
 from .trace_state import TraceState
 from .variables import IteratorVariable, NullVariable, TensorVariable
 from .variables.autocast import AutocastState, restart_before_open_block
+from .variables.generators import restart_before_live_generator
 
 log = logger("dynamo")
 _records = itertools.count()
@@ -177,6 +178,7 @@ def _convert_frame(
             if not moved_break:
                 moved_break = True
                 restart_before_open_block(output, tx.break_inst)
+                _restart_before_live_generator(tx, output)
         except RestartAnalysis as restart:
             if break_at is not None and not getattr(restart, "moved_break", False):
                 raise AssertionError("the trace did not repeat itself") from restart
@@ -579,6 +581,16 @@ def _live_values(tx, index: int) -> list[tuple[str, Any]]:
         if cell is not None and cell.contents is not None:
             out.append((name, cell.contents))
     return out
+
+
+def _restart_before_live_generator(tx, output: OutputGraph) -> None:
+    """What is live at the break or the return, or stored where it outlives the frame,
+    for generators.restart_before_live_generator."""
+    roots = [*tx.stack, tx.return_value, *output.side_effects.escaping_values()]
+    if tx.break_inst is not None:
+        for target in _resume_targets(tx, tx.break_inst):
+            roots.extend(vt for _, vt in _live_values(tx, target))
+    restart_before_live_generator(roots)
 
 
 def _closures_alive(tx) -> bool:

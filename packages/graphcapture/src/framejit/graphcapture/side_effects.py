@@ -30,12 +30,21 @@ class SideEffects:
         self._attrs: dict[tuple[int, str], tuple[VariableTracker, VariableTracker]] = {}
         self._globals: dict[str, VariableTracker] = {}
         self._cells: dict[str, VariableTracker] = {}
-        # every store or mutation seen, replayed or not (objects made by the trace too): a
-        # generator run ahead of its consumer must not write after its first yield
+        # every store or mutation seen, replayed or not (objects made by the trace too)
         self.writes = 0
         # what each write was to, in order: the tracker, or None for a global, a free
-        # variable or a recorded call (RanAheadIteratorVariable checks its consumer's)
+        # variable or a recorded call (autograd_function checks what a forward wrote)
         self.write_targets: list[VariableTracker | None] = []
+
+    def escaping_values(self) -> list:
+        """What the replay stores where it outlives the frame: globals, free variables,
+        attributes, and the mutated containers themselves."""
+        return [
+            *self._globals.values(),
+            *self._cells.values(),
+            *(value for _, value, _ in self._attrs.values()),
+            *self._containers.values(),
+        ]
 
     def __bool__(self) -> bool:
         return bool(self._order) or bool(self._cells)

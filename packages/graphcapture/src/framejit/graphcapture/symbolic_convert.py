@@ -43,7 +43,7 @@ from .variables import (
     wrap,
 )
 from .variables.autocast import AutocastVariable
-from .variables.base import LazyVariable, births_so_far, fold, is_constant_value
+from .variables.base import LazyVariable, fold, is_constant_value
 from .variables.builtins import (
     BuiltinVariable,
     binary_op,
@@ -52,10 +52,12 @@ from .variables.builtins import (
     identity_compare,
     unary_op,
 )
-from .variables.containers import RanAheadIteratorVariable, contents_repr, mapping_items
+from .variables.containers import contents_repr, mapping_items
 from .variables.exception_objects import ExceptionObjectVariable
 from .variables.exceptions import ObservedException, TracedRaise, exception_matches
 from .variables.functions import MethodRef
+from .variables.generators import GeneratorVariable
+from .variables.lazy_iterators import unpack_exactly
 from .variables.objects import (
     GradModeVariable,
     NNModuleVariable,
@@ -485,7 +487,8 @@ class InstructionTranslatorBase:
             self.output.inlined_try = True
         if code.co_flags & (0x20 | 0x80 | 0x100 | 0x200):  # generator, coroutine, async gen
             if code.co_flags & 0x20 and not code.co_flags & (0x80 | 0x200):
-                return tracer.run_generator()
+                tracer.is_generator = True
+                return GeneratorVariable(tracer, fn_vt, args, kwargs)
             raise Unsupported("inlining a coroutine/async generator")
         return tracer.run_inline()
 
@@ -699,7 +702,9 @@ class InstructionTranslatorBase:
 
     def UNPACK_SEQUENCE(self, inst):
         seq = self.pop()
-        items = seq.unpack(self)
+        items = unpack_exactly(self, seq, inst.arg)
+        if items is None:
+            items = seq.unpack(self)
         if len(items) != inst.arg:
             raise Unsupported(f"ValueError: unpacking {len(items)} values into {inst.arg}")
         for item in reversed(items):
@@ -801,14 +806,19 @@ class InstructionTranslatorBase:
         (3.11) or goes above it for END_SEND (3.12+), at the jump target."""
         sent = self.pop()
         it = self.stack[-1]
-        if not (sent.is_python_constant() and sent.as_python_constant() is None):
-            raise Unsupported("send() of a value into a delegated iterator")
         if not isinstance(it, IteratorVariable):
             raise Unsupported(f"yield from {it}")
-        item = it.next(self)
+        if isinstance(it, GeneratorVariable):
+            item = it.resume(self, sent)
+        elif sent.is_python_constant() and sent.as_python_constant() is None:
+            item = it.next(self)
+        else:
+            raise Unsupported("send() of a value into a delegated iterator")
         if item is not None:
+            self.delegate = it
             self.push(item)
             return
+        self.delegate = None
         result = getattr(it, "result", None) or ConstantVariable(None)
         if sys.version_info < (3, 12):
             self.pop()
@@ -882,25 +892,6 @@ class InstructionTranslatorBase:
         return SuperVariable(cls, obj)
 
 
-# what `try: yield finally: if switch: ...` runs after the yield, on locals and constants only
-_QUIET_AFTER_YIELD = frozenset(
-    {
-        "NOP", "RESUME", "POP_TOP", "LOAD_FAST", "LOAD_FAST_CHECK", "LOAD_CONST", "STORE_FAST",
-        "RETURN_VALUE", "RETURN_CONST", "POP_JUMP_IF_FALSE", "POP_JUMP_IF_TRUE",
-        "POP_JUMP_FORWARD_IF_FALSE", "POP_JUMP_FORWARD_IF_TRUE", "POP_JUMP_IF_NONE",
-        "POP_JUMP_IF_NOT_NONE", "POP_JUMP_FORWARD_IF_NONE", "POP_JUMP_FORWARD_IF_NOT_NONE",
-        "JUMP_FORWARD", "JUMP_BACKWARD", "PUSH_NULL", "COPY", "SWAP", "TO_BOOL", "POP_EXCEPT",
-        "RERAISE", "PUSH_EXC_INFO", "CHECK_EXC_MATCH",
-    }
-)  # fmt: skip
-
-
-def _is_contextmanager_init(tracer) -> bool:
-    """Whether `tracer` is contextlib's `_GeneratorContextManager.__init__` (self.gen = ...)."""
-    init = getattr(contextlib._GeneratorContextManagerBase, "__init__", None)
-    return tracer is not None and tracer.code is getattr(init, "__code__", None)
-
-
 def _format_contents(tx, value, conv: int, spec: str) -> str:
     """str()/repr()/format(x, "") of a user object with Python __str__/__repr__, or of a
     container of constants: its repr as it is now (the three agree for list, tuple, dict
@@ -922,56 +913,23 @@ class InliningTranslator(InstructionTranslatorBase):
             self.step()
         return self.return_value
 
-    def run_generator(self) -> VariableTracker:
-        """The generator is run to its end here, ahead of its consumer: sound only while
-        nothing it does after a yield could see or be seen by the consumer's work in
-        between (a `for` body, a `with` body).  So after a yield it may write only to
-        objects it made since (side_effects.write_targets, VariableTracker.born), and its
-        consumer may change nothing made before the run (RanAheadIteratorVariable); a
-        contextmanager's generator, whose `with` body runs between its yield and the rest,
-        may then only run the instructions of `try: yield finally: if flag: ...` on its
-        own locals."""
-        self.yielded: list[VariableTracker] = []
-        writes = self.output.side_effects.write_targets
-        checked = 0
-        latest_yield = None  # births_so_far() at the latest yield
-        strict = _is_contextmanager_init(self.parent)
-        while not self.done:
-            if self.yielded and strict and self.insts[self.ip].opname not in _QUIET_AFTER_YIELD:
-                raise Unsupported(
-                    "a contextmanager's generator acting after its yield (it would run "
-                    "before the with body)"
-                )
-            count = len(self.yielded)
-            self.step()
-            if latest_yield is not None:
-                for target in writes[checked:]:
-                    if target is None or target.source is not None or target.born < latest_yield:
-                        raise Unsupported(
-                            "a generator writing after its first yield to what its consumer "
-                            "may see (run ahead of its consumer)"
-                        )
-            checked = len(writes)
-            if len(self.yielded) != count:
-                latest_yield = births_so_far()
-        if strict:
-            from .variables.iterators import RunAheadGeneratorVariable
-
-            it = RunAheadGeneratorVariable(self.yielded)
-        else:
-            it = RanAheadIteratorVariable(self.yielded, births_so_far(), len(writes))
-        it.result = self.return_value  # what `yield from` of this generator evaluates to
-        return it
-
     def RETURN_VALUE(self, inst):
         self.return_value = self.pop()
         self.done = True
 
+    # a generator's frame (variables/generators.py) stops at each yield: the item is
+    # `yielded`, `yield_index` is where a throw() raises, `delegate` the iterator of a
+    # `yield from` under way
+    is_generator = False
+    yielded: VariableTracker | None = None
+    yield_index = 0
+    delegate: VariableTracker | None = None
+
     def YIELD_VALUE(self, inst):
-        if not hasattr(self, "yielded"):
+        if not self.is_generator:
             raise Unsupported("yield outside an inlined generator")
-        self.yielded.append(self.pop())
-        self.push(ConstantVariable(None))
+        self.yielded = self.pop()
+        self.yield_index = self.ip - 1
 
 
 InstructionTranslatorBase.dispatch = _handler_table(InstructionTranslatorBase)

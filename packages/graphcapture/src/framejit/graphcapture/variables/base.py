@@ -2,7 +2,6 @@
 
 from __future__ import annotations
 
-import itertools
 import operator
 import sys
 from typing import TYPE_CHECKING, Any
@@ -18,27 +17,11 @@ if TYPE_CHECKING:
     from ..symbolic_convert import InstructionTranslatorBase
 
 
-_BIRTHS = itertools.count()
-
-
-def births_so_far() -> int:
-    """A stamp later than every tracker made until now (VariableTracker.born)."""
-    return next(_BIRTHS)
-
-
 class VariableTracker:
-    """A value seen by the symbolic interpreter.  `source` says where the real value lives.
-
-    `born` orders trackers by creation: a generator run ahead of its consumer may only
-    write to, and be read through, objects made after the point that matters."""
+    """A value seen by the symbolic interpreter.  `source` says where the real value lives."""
 
     source: Any = None
     mutable: bool = False  # a container whose contents the trace may change
-
-    def __new__(cls, *args, **kwargs):
-        self = super().__new__(cls)
-        object.__setattr__(self, "born", next(_BIRTHS))
-        return self
 
     def python_type(self) -> type:
         raise Unsupported(f"type of {self} is not known at trace time")

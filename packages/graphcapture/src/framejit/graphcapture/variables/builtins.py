@@ -26,9 +26,16 @@ from .containers import (
     contents_repr,
 )
 from .dict_equality import dicts_equal, plain_dicts
-from .exceptions import observed
 from .functools_models import PartialVariable
 from .iterators import zip_items
+from .lazy_iterators import (
+    lazy_enumerate,
+    lazy_filter,
+    lazy_map,
+    lazy_zip,
+    pull_items,
+    pulls_lazily,
+)
 from .numpy_arrays import NdarrayVariable
 from .object_ids import ObjectIdVariable, builtin_id, compare_ids
 from .objects import InstanceDictVariable
@@ -167,9 +174,9 @@ def contains_op(tx, container: VariableTracker, needle: VariableTracker) -> bool
         return container.call_method(tx, "__contains__", [needle], {}).as_python_constant()
     if isinstance(container, (InstanceDictVariable, ClassDictVariable)):  # `key in obj.__dict__`
         return container.call_method(tx, "__contains__", [needle], {}).as_python_constant()
-    if isinstance(container, IteratorVariable):
+    if isinstance(container, IteratorVariable):  # pulled until found, as eager stops
         return any(
-            binary_op(tx, operator.eq, item, needle).truth(tx) for item in container.unpack(tx)
+            binary_op(tx, operator.eq, item, needle).truth(tx) for item in pull_items(tx, container)
         )
     if container.is_python_constant() and needle.is_python_constant():
         return fold(operator.contains, container.as_python_constant(), needle.as_python_constant())
@@ -507,6 +514,8 @@ def _range(tx, *args):
 
 def _enumerate(tx, iterable, start=None):
     first = start.as_python_constant() if start is not None else 0
+    if pulls_lazily(iterable):
+        return lazy_enumerate(tx, iterable, first)
     items = _iterate(tx, iterable)
     return IteratorVariable(
         [TupleVariable([ConstantVariable(first + i), v]) for i, v in enumerate(items)], enumerate
@@ -514,6 +523,10 @@ def _enumerate(tx, iterable, start=None):
 
 
 def _zip(tx, *iterables, strict=None):
+    if any(pulls_lazily(it) for it in iterables):
+        if strict is not None and strict.truth(tx):
+            raise Unsupported("zip(strict=True) over a generator")
+        return lazy_zip(tx, list(iterables))
     lists = zip_items(tx, list(iterables)) if iterables else []
     if strict is not None and strict.as_python_constant() and len({len(x) for x in lists}) > 1:
         raise Unsupported("ValueError: zip() arguments of different lengths")
@@ -538,7 +551,7 @@ def _next(tx, it, default=None):
         if item is None:
             if default is not None:
                 return default
-            raise observed(StopIteration, reason="StopIteration from next()")
+            raise it.stop_iteration()
         return item
     raise Unsupported(f"next() on {it}")
 
@@ -783,6 +796,8 @@ def _slice(tx, *args):
 
 
 def _map(tx, fn, *iterables):
+    if any(pulls_lazily(it) for it in iterables):
+        return lazy_map(tx, fn, list(iterables))
     lists = [_iterate(tx, it) for it in iterables]
     return IteratorVariable(
         [fn.call_function(tx, list(group), {}) for group in zip(*lists, strict=False)], map
@@ -790,6 +805,8 @@ def _map(tx, fn, *iterables):
 
 
 def _filter(tx, fn, iterable):
+    if pulls_lazily(iterable):
+        return lazy_filter(tx, fn, iterable)
     out = []
     for item in _iterate(tx, iterable):
         keep = (
@@ -829,9 +846,12 @@ def sort_items(tx, items: list, kwargs: dict) -> list:
 
 def _any_all(fn):
     def handler(tx, iterable):
-        values = _iterate(tx, iterable)
-        truths = [v.truth(tx) for v in values]
-        return ConstantVariable(fn(truths))
+        # item by item: any() stops at the first true one, all() at the first false one
+        stop_at = fn is any
+        for v in pull_items(tx, iterable):
+            if v.truth(tx) is stop_at:
+                return ConstantVariable(stop_at)
+        return ConstantVariable(not stop_at)
 
     return handler
 

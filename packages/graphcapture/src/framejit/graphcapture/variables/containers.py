@@ -759,6 +759,7 @@ class IteratorVariable(VariableTracker):
     or as an object of its builtin `kind` (map, filter, zip, enumerate) over them."""
 
     mutable = True
+    pulls_lazily = False  # does asking for an item run code (lazy_iterators.py)?
 
     def __init__(self, items: list[VariableTracker], kind: type | None = None):
         self.items = list(items)
@@ -792,51 +793,17 @@ class IteratorVariable(VariableTracker):
             item.reconstruct(cg)
         cg.build_tuple(len(self.items) - self.index)
 
+    def stop_iteration(self) -> Unsupported:
+        """What next() of the exhausted iterator raises."""
+        return observed(StopIteration, reason="StopIteration from next()")
+
     def call_method(self, tx, name: str, args, kwargs):
         if name == "__next__":
             item = self.next(tx)
             if item is None:
-                raise observed(StopIteration, reason="StopIteration from next()")
+                raise self.stop_iteration()
             return item
         raise Unsupported(f"iterator.{name}")
-
-
-class RanAheadIteratorVariable(IteratorVariable):
-    """The items of a generator the trace ran to its end at the call, ahead of its consumer
-    (InliningTranslator.run_generator).  Eager runs the generator's body between the
-    consumer's next() calls, so the items are eager's only while the consumer changes
-    nothing the generator could have read: nothing made before the run, no global or
-    free variable.  Checked at each next() until it is exhausted."""
-
-    def __init__(self, items: list[VariableTracker], ran_until: int, writes_seen: int):
-        super().__init__(items)
-        self.ran_until = ran_until  # births_so_far() when the run ended
-        self.writes_seen = writes_seen  # side_effects.write_targets checked so far
-        self.finished = False
-
-    def _check_consumer(self, tx) -> None:
-        writes = tx.output.side_effects.write_targets
-        for target in writes[self.writes_seen :]:
-            if target is None or target.source is not None or target.born < self.ran_until:
-                raise Unsupported(
-                    "the consumer of a generator run ahead of it changed what the "
-                    "generator may read before its next item"
-                )
-        self.writes_seen = len(writes)
-
-    def next(self, tx) -> VariableTracker | None:
-        if self.finished:
-            return None
-        self._check_consumer(tx)
-        item = super().next(tx)
-        self.finished = item is None
-        return item
-
-    def unpack(self, tx) -> list[VariableTracker]:
-        if not self.finished:
-            self._check_consumer(tx)
-        self.finished = True
-        return super().unpack(tx)
 
 
 class SourcedIteratorVariable(IteratorVariable):

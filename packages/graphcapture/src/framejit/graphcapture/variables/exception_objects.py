@@ -48,6 +48,9 @@ class ExceptionObjectVariable(UserDefinedObjectVariable):
             return TupleVariable(list(self.args))
         if name in _CHAIN_DEFAULTS:
             return ConstantVariable(_CHAIN_DEFAULTS[name])
+        if name == "value" and issubclass(self.cls, StopIteration) and not self.python_init:
+            # StopIteration.__init__ sets value to its first argument (a generator's return)
+            return self.args[0] if self.args else ConstantVariable(None)
         if name == "__traceback__":
             if self.raised:
                 raise Unsupported(f"__traceback__ of a traced {self.cls.__name__}")
@@ -97,6 +100,10 @@ class ExceptionObjectVariable(UserDefinedObjectVariable):
             if not value.is_python_constant():
                 raise Unsupported("__suppress_context__ set to a non-constant")
         elif name == "__traceback__":
+            from .context_managers import TracebackVariable
+
+            if isinstance(value, TracebackVariable) and value.exc is self:
+                return  # its own traceback back (contextlib's __exit__ after a throw())
             if not _is_none(value):
                 raise Unsupported("__traceback__ set to a traceback")
         elif name == "args":

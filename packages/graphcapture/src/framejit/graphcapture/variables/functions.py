@@ -415,7 +415,8 @@ class NestedUserFunctionVariable(BaseUserFunctionVariable):
         if name == "__module__" and type(self.f_globals.get("__name__")) is str:
             return ConstantVariable(self.f_globals["__name__"])
         if name == "__doc__":  # (co_consts[0] when it is a str, as the function's own rule)
-            return ConstantVariable(types.FunctionType(self.code, {}).__doc__)
+            cells = tuple(types.CellType() for _ in self.code.co_freevars)
+            return ConstantVariable(types.FunctionType(self.code, {}, None, None, cells).__doc__)
         if name == "__code__":
             return ConstantVariable(self.code)
         raise Unsupported(f"attribute {name!r} of {self}")

@@ -14,10 +14,14 @@ import operator
 from ..exc import Unsupported
 from .base import ConstantVariable, VariableTracker
 from .containers import IteratorVariable, TupleVariable
+from .lazy_iterators import lazy_chain, lazy_cycle, lazy_islice, pulls_lazily
+from .sym_node import SymNodeVariable
 
 
 class InfiniteIteratorVariable(IteratorVariable):
     """count(), repeat(x), cycle(it): items made on demand by `produce(index)`."""
+
+    pulls_lazily = True
 
     def __init__(self, produce, rebuild):
         super().__init__([])
@@ -42,16 +46,21 @@ class InfiniteIteratorVariable(IteratorVariable):
         raise Unsupported("an infinite iterator escaping the frame")
 
 
-class RunAheadGeneratorVariable(IteratorVariable):
-    """A contextmanager's generator, run to its end at trace time (run_generator): its
-    `__exit__` may throw into it, which a rebuilt tuple iterator cannot take, so it never
-    crosses a graph break."""
+def _effectful(vt: VariableTracker) -> bool:
+    """An input whose items are made by running code (a generator, a user iterator)."""
+    return pulls_lazily(vt) and not isinstance(vt, InfiniteIteratorVariable)
 
-    def reconstruct_remaining(self, cg) -> None:
-        raise Unsupported("a contextmanager's generator live across a graph break")
 
-    def reconstruct(self, cg) -> None:
-        raise Unsupported("a contextmanager's generator escaping the frame")
+def _not_ahead(fn):
+    """A model that takes its inputs' items at the call where CPython's iterator takes them
+    as it is consumed: refused over an input whose items run code (they would run early)."""
+
+    def handler(tx, *args, **kwargs):
+        if any(_effectful(a) for a in [*args, *kwargs.values()]):
+            raise Unsupported("an itertools iterator over a generator (modelled ahead of use)")
+        return fn(tx, *args, **kwargs)
+
+    return handler
 
 
 def take(tx, it: VariableTracker, n: int | None) -> list[VariableTracker]:
@@ -80,6 +89,8 @@ def zip_items(tx, iterables: list[VariableTracker]) -> list[list[VariableTracker
 
 
 def _const(vt: VariableTracker, what: str):
+    if isinstance(vt, SymNodeVariable) and vt.python_type() is int:
+        return vt.as_python_constant()  # specialised: the ShapeEnv guards its value
     if not vt.is_python_constant():
         raise Unsupported(f"{what} is not a constant")
     return vt.as_python_constant()
@@ -94,6 +105,8 @@ def _by_index(pool: list, index_tuples) -> IteratorVariable:
 
 
 def _chain(tx, *iterables):
+    if any(_effectful(it) for it in iterables):
+        return lazy_chain(tx, list(iterables))
     return _iterator(item for it in iterables for item in take(tx, it, None))
 
 
@@ -131,6 +144,8 @@ def _islice(tx, iterable, *args):
     bounds = [_const(a, "islice bound") for a in args]
     window = slice(*bounds)
     stop = window.stop
+    if _effectful(iterable):
+        return lazy_islice(tx, iterable, window.start or 0, stop, window.step or 1)
     if isinstance(iterable, InfiniteIteratorVariable):
         if stop is None:
             raise Unsupported("islice of an infinite iterator without a stop")
@@ -162,10 +177,8 @@ def _is_none(vt) -> bool:
 def _count(tx, start=None, step=None):
     from .builtins import binary_op
 
-    first = start if start is not None else ConstantVariable(0)
-    by = step if step is not None else ConstantVariable(1)
-    for v in (first, by):
-        _const(v, "count() argument")
+    first = ConstantVariable(_const(start, "count() start") if start is not None else 0)
+    by = ConstantVariable(_const(step, "count() step") if step is not None else 1)
 
     def produce(i):
         return binary_op(
@@ -182,6 +195,8 @@ def _repeat(tx, obj, times=None):
 
 
 def _cycle(tx, iterable):
+    if pulls_lazily(iterable):
+        return lazy_cycle(tx, iterable)
     pool = take(tx, iterable, None)
     if not pool:
         return _iterator([])
@@ -241,23 +256,23 @@ def _tee(tx, iterable, n=None):
 
 ITERTOOLS_MODELS = {
     itertools.chain: _chain,
-    itertools.chain.from_iterable: _chain_from_iterable,
+    itertools.chain.from_iterable: _not_ahead(_chain_from_iterable),
     itertools.product: _product,
     itertools.permutations: _combinatoric(itertools.permutations),
     itertools.combinations: _combinatoric(itertools.combinations),
     itertools.combinations_with_replacement: _combinatoric(itertools.combinations_with_replacement),
-    itertools.zip_longest: _zip_longest,
+    itertools.zip_longest: _not_ahead(_zip_longest),
     itertools.islice: _islice,
-    itertools.accumulate: _accumulate,
+    itertools.accumulate: _not_ahead(_accumulate),
     itertools.count: _count,
     itertools.repeat: _repeat,
     itertools.cycle: _cycle,
-    itertools.starmap: _starmap,
-    itertools.pairwise: _pairwise,
-    itertools.takewhile: _while(True),
-    itertools.dropwhile: _while(False),
-    itertools.compress: _compress,
-    itertools.filterfalse: _filterfalse,
-    itertools.groupby: _groupby,
-    itertools.tee: _tee,
+    itertools.starmap: _not_ahead(_starmap),
+    itertools.pairwise: _not_ahead(_pairwise),
+    itertools.takewhile: _not_ahead(_while(True)),
+    itertools.dropwhile: _not_ahead(_while(False)),
+    itertools.compress: _not_ahead(_compress),
+    itertools.filterfalse: _not_ahead(_filterfalse),
+    itertools.groupby: _not_ahead(_groupby),
+    itertools.tee: _not_ahead(_tee),
 }

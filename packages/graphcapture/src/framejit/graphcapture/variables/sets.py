@@ -367,9 +367,22 @@ def _in_place(op_name):
 
 def _predicate(fn):
     def handler(s: SetVariable, tx, other):
+        from .lazy_iterators import pull_items, pulls_lazily
+
+        if fn in _STOPS_EARLY and pulls_lazily(other):
+            # item by item, as set_isdisjoint/set_issuperset stop at the first that settles it
+            want = fn is set.issuperset
+            for item in pull_items(tx, other):
+                if s.contains(tx, item) is not want:
+                    return ConstantVariable(False)
+            return ConstantVariable(True)
         return ConstantVariable(fn(s.keys, set(s._other_keys(tx, other))))
 
     return handler
+
+
+# predicates that iterate a non-set argument and stop at the first item that decides
+_STOPS_EARLY = (set.isdisjoint, set.issuperset)
 
 
 def _m_copy(s: SetVariable, tx):

@@ -704,6 +704,8 @@ class UserIteratorVariable(IteratorVariable):
     the iterator's own state changes interleave with the loop body as in eager; its
     StopIteration ends the loop.  It cannot cross a graph break (the break is refused)."""
 
+    pulls_lazily = True
+
     def __init__(self, obj: VariableTracker, next_fn):
         super().__init__([])
         self.obj = obj
