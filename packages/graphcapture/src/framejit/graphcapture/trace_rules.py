@@ -38,7 +38,12 @@ TRACED = Rule("<user>", True, True, "user or third-party code")
 
 # torch modules whose Python code is traced as user code (classes built and used in model
 # code: OrderedSet): their functions are inlined, not put in the graph as torch ops
-TORCH_USER_CODE = ("torch.utils._ordered_set",)
+TORCH_USER_CODE = (
+    "torch.utils._ordered_set",
+    "torch.utils._pytree",  # flattening returns TreeSpecs and lists, not graph values
+    "torch.fx._pytree",
+    "torch.return_types",  # structseq flatten/unflatten registered with pytree
+)
 
 RULES: tuple[Rule, ...] = (
     Rule("<site-packages>", True, True, "third-party code is traced like user code"),
@@ -80,7 +85,6 @@ RULES: tuple[Rule, ...] = (
     Rule("torch.nn.utils", False, True, "helpers model code calls"),
     Rule("torch.nn.functional", False, True, "torch.nn.functional's Python layer"),
     Rule("torch.nn.init", False, True, "initializers"),
-    Rule("torch.utils._pytree", False, True, "pytree helpers"),
     *(Rule(m, False, True, "torch code that is user code to the trace") for m in TORCH_USER_CODE),
     Rule(
         "torch.testing._internal.common_utils",

@@ -42,6 +42,7 @@ from .objects import InstanceDictVariable
 from .sets import SetVariable, build_set, set_binary_op, tracker_of_key
 from .sym_node import SymNodeVariable, sym_binary_op
 from .tensor import TensorVariable, setitem_tensor  # noqa: F401 (re-exported)
+from .typing_models import subscript_class
 
 
 def _all_const(args, kwargs=None) -> bool:
@@ -349,6 +350,9 @@ def getitem(tx, obj: VariableTracker, index: VariableTracker) -> VariableTracker
         return wrap_const(
             fold(operator.getitem, obj.as_python_constant(), index.as_python_constant())
         )
+    hint = subscript_class(obj, index)
+    if hint is not None:
+        return hint
     if _has_python_dunder(obj, "__getitem__"):  # a Mapping written in Python (AttentionInterface)
         return obj.call_method(tx, "__getitem__", [index], {})
     raise Unsupported(f"indexing {obj}")
@@ -400,6 +404,14 @@ class BuiltinVariable(ConcreteValueVariable):
             if is_constant_value(attr):
                 return ConstantVariable(attr)
             return _UnboundBuiltinMethod(self.value, name)
+        if is_static_type(self.value):
+            # a builtin type gains no attributes: the absence is as fixed as its identity
+            # (pytree's `getattr(cls, "_fields", None)` over tuple, list, dict)
+            raise observed(
+                AttributeError,
+                f"type object {self.value.__name__!r} has no attribute {name!r}",
+                reason=f"attribute {name!r} of builtin {self.value!r}",
+            )
         raise Unsupported(f"attribute {name!r} of builtin {self.value!r}")
 
     def __repr__(self) -> str:
@@ -724,6 +736,14 @@ _NO_INSTANCE_ATTRS = frozenset(
 )
 
 
+_Py_TPFLAGS_HEAPTYPE = 1 << 9
+
+
+def is_static_type(value) -> bool:
+    """A type defined in C (tuple, dict, torch.Size): it cannot gain attributes."""
+    return isinstance(value, type) and not value.__flags__ & _Py_TPFLAGS_HEAPTYPE
+
+
 def _guard_absent(tx, obj, attr: str) -> None:
     """hasattr() False / getattr()'s default: the attribute must still be missing (an
     attribute or a buffer added later changes the answer).  Present attributes are guarded
@@ -736,6 +756,7 @@ def _guard_absent(tx, obj, attr: str) -> None:
             isinstance(obj, ConcreteValueVariable)
             and not getattr(obj, "mutable", False)
             and type(obj.value) not in _NO_INSTANCE_ATTRS
+            and not is_static_type(obj.value)
         ):
             raise Unsupported(f"hasattr/getattr default on {obj}, which cannot be guarded")
         return  # a tensor, container or object made by the trace: its type decides

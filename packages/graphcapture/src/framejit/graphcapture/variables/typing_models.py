@@ -38,6 +38,30 @@ def _hint_argument(vt: VariableTracker):
     return vt.as_python_constant()
 
 
+# where a class's __class_getitem__ is pure: it builds a hint object from its arguments
+# (types.GenericAlias, collections.abc.Callable's alias, typing.Generic's cached subscript)
+_PURE_CLASS_GETITEM_MODULES = frozenset({"types", "typing", "typing_extensions", "collections.abc"})
+
+
+def subscript_class(obj: VariableTracker, index: VariableTracker) -> VariableTracker | None:
+    """`Callable[[T], Any]`, `list[int]`, `MyGeneric[T]` evaluated by an annotation in traced
+    code, when the argument holds a list built in the frame (a constant subscript folds as
+    any constant does).  None when the class's subscript is not a pure hint builder."""
+    cls = obj.value if isinstance(obj, ConcreteValueVariable) else None
+    if not isinstance(cls, type) or hasattr(type(cls), "__getitem__"):
+        return None  # a metaclass __getitem__ (Enum['RED']) is not a hint
+    method = getattr(cls, "__class_getitem__", None)
+    func = getattr(method, "__func__", method)
+    module = getattr(func, "__module__", None)
+    if method is None or not (module is None or module in _PURE_CLASS_GETITEM_MODULES):
+        return None  # (a builtin method has no module: list.__class_getitem__)
+    try:
+        argument = _hint_argument(index)
+    except Unsupported:
+        return None
+    return TypingFormVariable(fold(operator.getitem, cls, argument))
+
+
 class TypingFormVariable(ConcreteValueVariable):
     """A typing special form or an alias made from one (`List[int]`)."""
 
