@@ -325,7 +325,7 @@ def _build(tx, value: Any, source) -> VariableTracker:
             k: wrap(tx, v, ItemSource(AttrSource(source, "keywords"), k) if source else None)
             for k, v in value.keywords.items()
         }
-        return PartialVariable(func, args, kwargs, source)
+        return PartialVariable(func, args, kwargs, source, real=value)
     if isinstance(value, type):
         _guard(tx, source, GuardKind.ID_MATCH, value)
         return UserDefinedClassVariable(value, source)

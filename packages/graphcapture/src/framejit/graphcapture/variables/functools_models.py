@@ -17,7 +17,9 @@ from .base import ConstantVariable, VariableTracker
 
 
 class PartialVariable(VariableTracker):
-    def __init__(self, func: VariableTracker, args: list, kwargs: dict, source=None):
+    def __init__(
+        self, func: VariableTracker, args: list, kwargs: dict, source=None, real=None
+    ):
         if isinstance(func, PartialVariable):  # partial(partial(f, a), b) is partial(f, a, b)
             args = [*func.args, *args]
             kwargs = {**func.kwargs, **kwargs}
@@ -26,9 +28,10 @@ class PartialVariable(VariableTracker):
         self.args = list(args)
         self.kwargs = dict(kwargs)
         self.source = source
+        self.real = real  # the partial read from `source` (only while tracing)
 
     def python_type(self) -> type:
-        return functools.partial
+        return type(self.real) if self.real is not None else functools.partial
 
     def call_function(self, tx, args, kwargs) -> VariableTracker:
         return self.func.call_function(tx, [*self.args, *args], {**self.kwargs, **kwargs})
@@ -42,6 +45,37 @@ class PartialVariable(VariableTracker):
             return TupleVariable(list(self.args))
         if name == "keywords":
             return DictVariable(dict(self.kwargs))
+        return self._other_attribute(tx, name)
+
+    def _other_attribute(self, tx, name: str) -> VariableTracker:
+        """An attribute of the partial object itself (`hasattr(p, "__name__")`): its instance
+        dict (keys guarded; empty for a partial made in the frame), then its class's."""
+        from framejit.guards import GuardKind
+
+        from ..sources import AttrSource
+        from .builder import wrap
+        from .exceptions import observed
+
+        cls = self.python_type()
+        if self.source is not None:
+            if self.real is None:
+                raise Unsupported(f"attribute {name!r} of functools.partial")
+            own = self.real.__dict__
+            if not all(type(k) is str for k in own):
+                raise Unsupported("a functools.partial __dict__ with non-str keys")
+            tx.output.add_guard(
+                AttrSource(self.source, "__dict__"), GuardKind.DICT_KEYS, own, origin=tx.origin()
+            )
+            if name in own:
+                return wrap(tx, own[name], AttrSource(self.source, name))
+        if not any(name in klass.__dict__ for klass in cls.__mro__):  # (not type's __name__)
+            raise observed(
+                AttributeError,
+                f"{cls.__qualname__!r} object has no attribute {name!r}",
+                reason=f"attribute {name!r} of functools.partial",
+            )
+        if name in ("__doc__", "__module__"):
+            return ConstantVariable(getattr(cls, name))
         raise Unsupported(f"attribute {name!r} of functools.partial")
 
     def has_attribute(self, name: str) -> bool | None:
