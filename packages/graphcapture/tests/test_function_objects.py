@@ -4,6 +4,7 @@ own attributes (hasattr(p, "__name__"), set ones), eager's answers, guarded."""
 from __future__ import annotations
 
 import functools
+import inspect
 
 import pytest
 import torch
@@ -65,3 +66,82 @@ def test_partial_gaining_an_attribute_recompiles():
     assert compiled() is False
     p.__name__ = "late"
     assert compiled() is True
+
+
+def inner(a, b, *rest, c=10, d=11, **extra):
+    return a
+
+
+def annotated(a: torch.Tensor, b: int = 3) -> torch.Tensor:
+    return a + b
+
+
+def _bind_and_edit(x):
+    bound = inspect.signature(inner).bind(x * 2, 2, 3, d=12, e=15)
+    bound.arguments["d"] = 13
+    return bound.args, bound.kwargs, bound.arguments
+
+
+def _bind_apply_defaults(x):
+    bound = inspect.signature(inner).bind(x * 2, 2)
+    before = bound.arguments
+    bound.apply_defaults()
+    return before, bound.arguments, bound.args, bound.kwargs
+
+
+def _bind_partial(x):
+    bound = inspect.signature(inner).bind_partial(b=x * 2)
+    return bound.args, bound.kwargs
+
+
+def _route_kwargs(x):
+    # library code routing keyword arguments to a callee's parameters
+    params = inspect.signature(annotated).parameters
+    kwargs = {k: v for k, v in {"a": x, "zz": 1}.items() if k in params}
+    return annotated(**kwargs), params["b"].default, params["a"].default is inspect.Parameter.empty
+
+
+def _parameter_fields(x):
+    p = inspect.signature(annotated).parameters["b"]
+    return x + p.default, p.name == "b", p.kind == inspect.Parameter.POSITIONAL_OR_KEYWORD
+
+
+def _bind_type_error(x):
+    try:
+        inspect.signature(annotated).bind(x, 1, 2)
+    except TypeError:
+        return x - 1
+    return x + 1
+
+
+SIGNATURE_CASES = {
+    "bind_and_edit": _bind_and_edit,
+    "bind_apply_defaults": _bind_apply_defaults,
+    "bind_partial": _bind_partial,
+    "route_kwargs": _route_kwargs,
+    "parameter_fields": _parameter_fields,
+    "bind_type_error": _bind_type_error,
+}
+
+
+@pytest.mark.parametrize("case", list(SIGNATURE_CASES))
+def test_inspect_signature_in_one_graph(case):
+    fj.reset()
+    fn = SIGNATURE_CASES[case]
+    x = torch.randn(3)
+    count, out = _graphs(fn, x)
+    assert count == 1
+    torch.testing.assert_close(out, fn(x))
+
+
+def test_signature_and_bound_arguments_escape():
+    fj.reset()
+
+    def f(x):
+        sig = inspect.signature(inner)
+        bound = sig.bind(1, 2, 3, d=12)
+        return sig, bound, x + 1
+
+    sig, bound, _ = fj.compile(f, fullgraph=True)(torch.ones(1))
+    ref_sig, ref_bound, _ = f(torch.ones(1))
+    assert sig == ref_sig and bound == ref_bound
