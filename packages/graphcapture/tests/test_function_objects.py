@@ -145,3 +145,40 @@ def test_signature_and_bound_arguments_escape():
     sig, bound, _ = fj.compile(f, fullgraph=True)(torch.ones(1))
     ref_sig, ref_bound, _ = f(torch.ones(1))
     assert sig == ref_sig and bound == ref_bound
+
+
+class DefaultStr:
+    pass
+
+
+class CustomStr:
+    def __str__(self):
+        return "ok"
+
+
+KEPT = DefaultStr()
+
+
+def test_str_of_an_object_with_object_repr_escapes_as_its_text():
+    """str(obj) of a class leaving __str__/__repr__ to object: the text holds the address,
+    made from the object as rebuilt (new here) or read (an input); one graph."""
+    fj.reset()
+
+    def f(x):
+        a = DefaultStr()
+        return x + 1, str(a), a, str(KEPT), str(CustomStr())
+
+    count, (value, text, obj, kept, custom) = _graphs(f, torch.ones(2))
+    assert count == 1
+    assert text == object.__repr__(obj) and kept == object.__repr__(KEPT) and custom == "ok"
+
+
+def test_str_of_an_object_with_object_repr_used_as_a_string_breaks_the_graph():
+    fj.reset()
+
+    def f(x):
+        a = DefaultStr()
+        return x + 1, str(a).split(" object at")[0], a
+
+    _, head, obj = fj.compile(f)(torch.ones(2))
+    assert head == object.__repr__(obj).split(" object at")[0]

@@ -3,7 +3,9 @@
 Its number is not known while tracing (the object exists only as a tracker), but whether
 two ids are equal is: they are ids of one object exactly when the trackers are the same
 object (builtins._same_object).  Any other use of the token is a graph break; one that
-escapes the frame is `id()` of the object as rebuilt.
+escapes the frame is `id()` of the object as rebuilt.  str() of an object whose class
+keeps object's repr ("<m.C object at 0x...>", an address) is a token of the same kind:
+it escapes as that text made from the object as rebuilt, any other use breaks the graph.
 """
 
 from __future__ import annotations
@@ -97,3 +99,32 @@ def builtin_id(tx, obj: VariableTracker) -> VariableTracker:
         raise Unsupported("id() of a traced value")
     tx.output.add_guard(source, GuardKind.ID_MATCH, value, origin=tx.origin())
     return ConstantVariable(id(value))
+
+
+class DefaultReprVariable(VariableTracker):
+    """str(obj) / repr(obj) where obj's class leaves both to object: the text holds the
+    object's address, known once the object exists.  The class is taken when str() runs."""
+
+    def __init__(self, obj: VariableTracker, cls: type):
+        self.obj = obj
+        self.cls = cls
+
+    def python_type(self) -> type:
+        return str
+
+    def reconstruct(self, cg) -> None:
+        cg.add_push_null(lambda: cg.load_const(_default_repr))
+        self.obj.reconstruct(cg)
+        cg.load_const(self.cls.__module__)
+        cg.load_const(self.cls.__qualname__)
+        cg.call(3)
+
+    def __repr__(self) -> str:
+        return f"DefaultReprVariable({self.obj})"
+
+
+def _default_repr(obj, module: str, qualname: str) -> str:
+    """object.__repr__'s text for a class named `module.qualname` (Objects/typeobject.c)."""
+    if module == "builtins":
+        return f"<{qualname} object at {id(obj):#x}>"
+    return f"<{module}.{qualname} object at {id(obj):#x}>"

@@ -632,6 +632,12 @@ def dunder_str(tx, vt: VariableTracker) -> VariableTracker | None:
         return result
     if isinstance(vt, ExceptionObjectVariable):
         return exception_str(vt)
+    if _class_lookup(cls, "__str__") is object.__str__ and (
+        _class_lookup(cls, "__repr__") is object.__repr__
+    ):
+        from .object_ids import DefaultReprVariable
+
+        return DefaultReprVariable(vt, cls)  # "<m.C object at 0x...>": known once it exists
     return None
 
 
