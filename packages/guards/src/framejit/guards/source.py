@@ -609,9 +609,13 @@ class NumelSource(Source):
 
 
 def from_numpy(array: Any) -> Any:
-    """``torch.from_numpy(array)``: the tensor over an ndarray's memory."""
+    """``torch.from_numpy(array)``: the tensor over an ndarray's memory; over a copy for a
+    read-only array (torch cannot view one: it warns, and eager numpy refuses writes, so a
+    trace that reads such an array refuses its writes too)."""
     import torch
 
+    if not array.flags.writeable:
+        array = array.copy()
     return torch.from_numpy(array)
 
 

@@ -167,6 +167,13 @@ def to_numpy(t: torch.Tensor):
     return t.numpy()
 
 
+def to_numpy_readonly(t: torch.Tensor):
+    """A graph's ndarray output that eager gives read-only (a view of a read-only array)."""
+    array = t.numpy()
+    array.flags.writeable = False
+    return array
+
+
 def to_numpy_scalar(t: torch.Tensor):
     """A graph's output that is a numpy scalar in eager (np.sum(a), a.max())."""
     return t.numpy()[()]
@@ -179,12 +186,17 @@ class NdarrayVariable(VariableTracker):
     Not a TensorVariable: torch ops and Tensor methods do not take it (eager numpy and
     torch differ); only this module's numpy calls and torch.from_numpy read `node`."""
 
-    def __init__(self, node, example: torch.Tensor, source=None, scalar=False, strides=None):
+    def __init__(
+        self, node, example: torch.Tensor, source=None, scalar=False, strides=None, writeable=True
+    ):
         self.node = node
         self.example = example
         self.source = source
         self.scalar = scalar
         self.strides = strides  # eager numpy's strides, when known
+        # False: eager's array is read-only (np.broadcast_to, a view of a read-only array);
+        # its stand-in is too, so the probe refuses every write numpy would refuse
+        self.writeable = writeable
 
     def python_type(self) -> type:
         np = _np()
@@ -217,14 +229,19 @@ class NdarrayVariable(VariableTracker):
         if self.source is not None and self.node.op == "placeholder":
             cg.load_source(self.source)  # the caller's own array
             return
-        convert = to_numpy_scalar if self.scalar else to_numpy
+        convert = (
+            to_numpy_scalar if self.scalar else to_numpy if self.writeable else to_numpy_readonly
+        )
         cg.add_push_null(lambda: cg.load_const(convert))
         cg.load_graph_output(self)
         cg.call(1)
 
     def standin(self):
         """The probe's stand-in: same shape and dtype, harmless values."""
-        return _standin(self.example, self.scalar)
+        value = _standin(self.example, self.scalar)
+        if not self.writeable:
+            value.flags.writeable = False
+        return value
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
         example, output = self.example, tx.output
@@ -502,8 +519,9 @@ def numpy_call(tx, target, real_fn, args: list, kwargs: dict) -> VariableTracker
     fake_kwargs = {k: p[1] for k, p in lowered_kw.items()}
     probe_args = [p[2] for p in lowered]
     expected, read = _probe(real_fn, probe_args, {k: p[2] for k, p in lowered_kw.items()}, sizes)
-    if args and read and expected is read[0] and isinstance(args[0], NdarrayVariable):
-        return _in_place(tx, target, proxy_args, proxy_kwargs, fake_args, fake_kwargs, args[0])
+    operand = _returned_operand(expected, read, [*args, *kwargs.values()])
+    if operand is not None:  # `a += 1`, np.asarray(a), np.sin(x, out=out)
+        return _in_place(tx, target, proxy_args, proxy_kwargs, fake_args, fake_kwargs, operand)
     example = tx.output.run_fake("call_function", target, fake_args, fake_kwargs)
     node = tx.output.create_node("call_function", target, proxy_args, proxy_kwargs, example)
     pairs = [
@@ -512,6 +530,35 @@ def numpy_call(tx, target, real_fn, args: list, kwargs: dict) -> VariableTracker
         if isinstance(fake, torch.Tensor)
     ]
     return _result(tx.output, node, example, expected, target.__name__, pairs)
+
+
+def _returned_operand(expected, read: list, trackers: list):
+    """The ndarray tracker whose stand-in numpy returned itself (`read`: the probe's
+    operands, flattened by `_flat_arrays`, in the order of `trackers` flattened alike)."""
+    flat: list = []
+
+    def flatten(item):
+        if (
+            type(item) in (TupleVariable, ListVariable)
+            and getattr(item, "namedtuple_cls", None) is None
+        ):
+            item = item.items
+        elif isinstance(item, ConstantVariable) and type(item.value) in (tuple, list):
+            item = item.value  # `_lower` passes a constant sequence on as it is
+        if type(item) in (tuple, list):
+            for part in item:
+                flatten(part)
+        else:
+            flat.append(item)
+
+    for vt in trackers:
+        flatten(vt)
+    if len(flat) != len(read):
+        return None
+    for vt, probe in zip(flat, read, strict=True):
+        if probe is expected and isinstance(vt, NdarrayVariable):
+            return vt
+    return None
 
 
 def _in_place(tx, target, proxy_args, proxy_kwargs, fake_args, fake_kwargs, array):
@@ -574,7 +621,7 @@ def _result(output, node, example, expected, name: str, pairs) -> VariableTracke
         if isinstance(expected, np.generic):  # immutable: no view to keep
             return NdarrayVariable(node, example, scalar=True)
         node, example = _views_match(output, node, example, expected, pairs, name)
-        return NdarrayVariable(node, example)
+        return NdarrayVariable(node, example, writeable=bool(expected.flags.writeable))
     if type(example) in (tuple, list):
         if type(expected) not in (tuple, list) or len(expected) != len(example):
             raise Unsupported(f"{name}: numpy gives a {type(expected).__name__}")
@@ -628,6 +675,10 @@ def from_numpy(tx, fn, args: list, kwargs: dict) -> VariableTracker:
         raise Unsupported(f"torch.{getattr(fn, '__name__', fn)} with a numpy array argument")
     if array.scalar and fn is torch.from_numpy:
         raise Unsupported("torch.from_numpy of a numpy scalar (eager raises TypeError)")
+    if not array.writeable and fn is not torch.tensor:
+        raise Unsupported(
+            f"torch.{fn.__name__} of a read-only numpy array (torch warns; shares it)"
+        )
     method = {torch.from_numpy: "detach", torch.as_tensor: "detach", torch.tensor: "clone"}.get(fn)
     if method is None:
         raise Unsupported(f"torch.{getattr(fn, '__name__', fn)} with a numpy array argument")
@@ -725,15 +776,16 @@ def unary_op(tx, op, a: NdarrayVariable) -> VariableTracker:
 def wrap_ndarray(tx, value, source) -> VariableTracker:
     """An ndarray argument: `torch.from_numpy(arg)` in the graph, guarded on its layout."""
     from framejit.guards import GuardKind, NumpyTensorSource
+    from framejit.guards.source import from_numpy
 
     from ..sources import AttrSource
 
     if source is None:
         raise Unsupported("a numpy array that did not come from the frame's inputs")
-    if not value.flags.writeable or any(s < 0 for s in value.strides):
-        raise Unsupported("a read-only numpy array, or one with negative strides")
+    if any(s < 0 for s in value.strides):
+        raise Unsupported("a numpy array with negative strides")
     try:
-        tensor = torch.from_numpy(value)
+        tensor = from_numpy(value)  # a read-only array's copy: the trace refuses its writes
     except (TypeError, ValueError, RuntimeError) as e:  # its dtype, byte order, strides
         raise Unsupported(f"numpy array torch cannot view: {e}") from e
 
@@ -745,10 +797,15 @@ def wrap_ndarray(tx, value, source) -> VariableTracker:
     guard(AttrSource(source, "strides"), GuardKind.EQUALS_MATCH, tuple(value.strides))
     guard(AttrSource(AttrSource(source, "dtype"), "str"), GuardKind.EQUALS_MATCH, value.dtype.str)
     flags = AttrSource(source, "flags")
-    guard(AttrSource(flags, "writeable"), GuardKind.EQUALS_MATCH, True)
+    writeable = bool(value.flags.writeable)
+    guard(AttrSource(flags, "writeable"), GuardKind.EQUALS_MATCH, writeable)
     graph_input = tx.output.static_graph_input(NumpyTensorSource(source), tensor)
     return NdarrayVariable(
-        graph_input.node, graph_input.example, source, strides=tuple(value.strides)
+        graph_input.node,
+        graph_input.example,
+        source,
+        strides=tuple(value.strides),
+        writeable=writeable,
     )
 
 
