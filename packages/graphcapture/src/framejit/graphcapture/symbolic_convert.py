@@ -69,6 +69,7 @@ from .variables.objects import (
 )
 from .variables.sets import SetVariable, key_of
 from .variables.super_objects import SuperVariable
+from .variables.sym_node import SymNodeVariable
 from .variables.tensor_stores import store_tensor_attr
 from .variables.user_classes import dunder_format, user_iterator_of
 from .variables.warnings_models import CatchWarningsVariable
@@ -895,7 +896,11 @@ class InstructionTranslatorBase:
 def _format_contents(tx, value, conv: int, spec: str) -> str:
     """str()/repr()/format(x, "") of a user object with Python __str__/__repr__, or of a
     container of constants: its repr as it is now (the three agree for list, tuple, dict
-    and set)."""
+    and set); a symbolic int formats as its number, guarded."""
+    if isinstance(value, SymNodeVariable):
+        raw = value.as_python_constant()
+        raw = {0: raw, 1: str(raw), 2: repr(raw), 3: ascii(raw)}[conv]
+        return fold(format, raw, spec)
     text = dunder_format(tx, value, conv, spec)
     if text is not None:
         return text.as_python_constant()

@@ -202,6 +202,10 @@ class ConstantVariable(ConcreteValueVariable):
         raise Unsupported(f"attribute {name!r} of constant {type(self.value).__name__}")
 
     def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
+        from .sym_node import specialised  # ("{}".format(n): the number, guarded)
+
+        args = [specialised(a) for a in args]
+        kwargs = {k: specialised(v) for k, v in kwargs.items()}
         if all(a.is_python_constant() for a in args) and all(
             v.is_python_constant() for v in kwargs.values()
         ):

@@ -40,7 +40,9 @@ from .numpy_arrays import NdarrayVariable
 from .object_ids import ObjectIdVariable, builtin_id, compare_ids
 from .objects import InstanceDictVariable
 from .sets import SetVariable, build_set, set_binary_op, tracker_of_key
-from .sym_node import SymNodeVariable, sym_binary_op
+from .sym_builtins import constant_repeat, specialised_arguments
+from .sym_builtins import install as _install_symbolic_handlers
+from .sym_node import SymNodeVariable, specialised, sym_binary_op
 from .tensor import TensorVariable, setitem_tensor  # noqa: F401 (re-exported)
 from .typing_models import subscript_class
 
@@ -70,6 +72,8 @@ def _repeat_sequence(tx, op, a, b):
     __imul__ is); None when neither side is a sequence repeated by a constant int."""
     if type(b) in _REPEATED and op is operator.mul and type(a) not in _REPEATED:
         a, b = b, a
+    if type(a) in _REPEATED:
+        b = specialised(b)  # `[0] * n`: a list of n items, n guarded
     if type(a) not in _REPEATED or not b.is_python_constant():
         return None
     n = b.as_python_constant()
@@ -122,7 +126,8 @@ def binary_op(tx, op, a: VariableTracker, b: VariableTracker) -> VariableTracker
             op = _NOT_IN_PLACE.get(op, op)
         return tx.output.call_op("call_function", op, [a, b], {})
     if isinstance(a, SymNodeVariable) or isinstance(b, SymNodeVariable):
-        return sym_binary_op(tx, op, a, b)
+        repeated = _repeat_sequence(tx, op, a, b) if op in (operator.mul, operator.imul) else None
+        return repeated or constant_repeat(op, a, b) or sym_binary_op(tx, op, a, b)
     a, b = _as_tuple_if_paired(a, b), _as_tuple_if_paired(b, a)
     if op is operator.iadd and isinstance(a, ListVariable):
         a.call_method(tx, "extend", [b], {})
@@ -179,6 +184,8 @@ def contains_op(tx, container: VariableTracker, needle: VariableTracker) -> bool
         return any(
             binary_op(tx, operator.eq, item, needle).truth(tx) for item in pull_items(tx, container)
         )
+    if container.is_python_constant():
+        needle = specialised(needle)  # `n in {3, 5}`: the number, guarded
     if container.is_python_constant() and needle.is_python_constant():
         return fold(operator.contains, container.as_python_constant(), needle.as_python_constant())
     method = getattr(container, "call_method", None)
@@ -346,6 +353,8 @@ def getitem(tx, obj: VariableTracker, index: VariableTracker) -> VariableTracker
         return obj.getitem(tx, index)
     if hasattr(obj, "getitem"):
         return obj.getitem(tx, index)
+    if obj.is_python_constant():
+        index = specialised(index)  # (1, 2, 3)[n]
     if obj.is_python_constant() and index.is_python_constant():
         return wrap_const(
             fold(operator.getitem, obj.as_python_constant(), index.as_python_constant())
@@ -379,6 +388,8 @@ class BuiltinVariable(ConcreteValueVariable):
             result = handler(tx, *args, **kwargs)
             if result is not None:
                 return result
+        if self.value in FOLDABLE and (respecified := specialised_arguments(args, kwargs)):
+            args, kwargs = respecified  # str(n), hash(n), round(n / 3), math.sqrt(n)
         if self.value in FOLDABLE and _all_const(args, kwargs):
             values = _consts(args)
             kw = {k: v.as_python_constant() for k, v in kwargs.items()}
@@ -892,6 +903,7 @@ def _super(tx, *args):
 def _str(tx, obj=None):
     if obj is None:
         return ConstantVariable("")
+    obj = specialised(obj)
     if obj.is_python_constant():
         return ConstantVariable(fold(str, obj.as_python_constant()))
     from .user_classes import dunder_str
@@ -906,6 +918,7 @@ def _str(tx, obj=None):
 
 
 def _repr(tx, obj):
+    obj = specialised(obj)
     if obj.is_python_constant():
         return ConstantVariable(fold(repr, obj.as_python_constant()))
     from .user_classes import dunder_format
@@ -1016,3 +1029,4 @@ BUILTIN_HANDLERS.update(OPERATOR_HANDLERS)
 from .sys_models import SYS_HANDLERS  # noqa: E402
 
 BUILTIN_HANDLERS.update(SYS_HANDLERS)
+_install_symbolic_handlers(BUILTIN_HANDLERS)

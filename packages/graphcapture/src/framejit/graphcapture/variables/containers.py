@@ -341,8 +341,15 @@ class SizeVariable(TupleVariable):
         cg.call(1)
 
     def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
-        if name == "numel" and self.is_python_constant():
-            return ConstantVariable(self.as_python_constant().numel())
+        if name == "numel" and not args and not kwargs:
+            if self.is_python_constant():
+                return ConstantVariable(self.as_python_constant().numel())
+            from .builtins import binary_op  # (the product of symbolic sizes is one)
+
+            total = ConstantVariable(1)
+            for item in self.items:
+                total = binary_op(tx, operator.mul, total, item)
+            return total
         return super().call_method(tx, name, args, kwargs)
 
 
@@ -616,8 +623,13 @@ def contents_repr(vt: VariableTracker) -> str | None:
     in its iteration order); None otherwise."""
     from .sets import SetVariable
 
+    if isinstance(vt, SymNodeVariable):  # the number, guarded
+        return repr(vt.as_python_constant())
     if vt.is_python_constant():
         return repr(vt.as_python_constant())
+    if type(vt) is SizeVariable:
+        parts = [contents_repr(i) for i in vt.items]
+        return None if None in parts else "torch.Size([" + ", ".join(parts) + "])"
     if isinstance(vt, SetVariable):
         parts = [contents_repr(m) for m in vt.ordered()]
         if None in parts:

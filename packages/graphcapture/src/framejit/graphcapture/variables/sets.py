@@ -18,6 +18,7 @@ import torch
 from ..exc import Unsupported
 from .base import ConstantVariable, VariableTracker, fold, is_constant_value
 from .exceptions import observed
+from .sym_node import specialised
 
 
 class _ById:
@@ -49,6 +50,7 @@ def _identity(vt: VariableTracker):
 
 
 def key_of(vt: VariableTracker):
+    vt = specialised(vt)  # a symbolic int as a key: the number, guarded
     if vt.is_python_constant():
         value = vt.as_python_constant()
         fold(hash, value)  # (an unhashable constant raises TypeError, as eager does)

@@ -39,14 +39,16 @@ _PYTHON_TYPE = {torch.SymInt: int, torch.SymBool: bool, torch.SymFloat: float}
 
 
 class SymNodeVariable(VariableTracker):
-    def __init__(self, node, example, shapes=None, source=None):
+    def __init__(self, node, example, shapes=None, source=None, numpy_type=None):
         self.node = node
         self.example = example
         self.shapes = shapes  # the ShapeTracker, to check marked dims after specialising
         self.source = source  # an int argument traced as a symbol: where the int lives
+        # np.int64 / np.float64 / np.bool_: eager's value is that numpy number (`n % np.int64(8)`)
+        self.numpy_type = numpy_type
 
     def python_type(self) -> type:
-        return _PYTHON_TYPE[type(self.example)]
+        return self.numpy_type or _PYTHON_TYPE[type(self.example)]
 
     def as_proxy(self):
         return self.node
@@ -60,7 +62,9 @@ class SymNodeVariable(VariableTracker):
     def as_python_constant(self):
         """Specialise: the value as a Python number, guarded to stay this value."""
         with _data_dependent_is_a_break():
-            value = self.python_type()(self.example)  # the ShapeEnv guards `expr == value`
+            value = _PYTHON_TYPE[type(self.example)](self.example)  # guards `expr == value`
+        if self.numpy_type is not None:
+            value = self.numpy_type(value)
         _check_marked(self)
         return value
 
@@ -74,7 +78,12 @@ class SymNodeVariable(VariableTracker):
         if self.source is not None:
             cg.load_source(self.source)  # the argument itself, not a graph output
             return
+        if self.numpy_type is None:
+            cg.load_graph_output(self)
+            return
+        cg.add_push_null(lambda: cg.load_const(self.numpy_type))
         cg.load_graph_output(self)
+        cg.call(1)
 
     def call_method(self, tx, name: str, args: list, kwargs: dict) -> VariableTracker:
         ops = {"__add__": operator.add, "__mul__": operator.mul, "__sub__": operator.sub,
@@ -116,6 +125,15 @@ def _data_dependent_is_a_break():
 def _check_marked(vt: SymNodeVariable) -> None:
     if vt.shapes is not None:
         vt.shapes.check_marked()
+
+
+def specialised(vt: VariableTracker) -> VariableTracker:
+    """A symbolic number where Python needs the number itself (a dict key, str(n), `[0] * n`):
+    the constant it is now, guarded (the ShapeEnv records `expr == value`); any other
+    tracker as it is."""
+    if isinstance(vt, SymNodeVariable):
+        return ConstantVariable(vt.as_python_constant())
+    return vt
 
 
 def wrap_int_argument(tx, value: int, source) -> VariableTracker | None:
@@ -167,16 +185,64 @@ def size_variable(output, tensor_node, value, op, dim) -> VariableTracker:
 def sym_binary_op(tx, op, a: VariableTracker, b: VariableTracker) -> VariableTracker:
     """`a op b` with a symbolic size on either side and a number (or size) on the other."""
     op = _NOT_IN_PLACE.get(op, op)
+    _numpy_numbers()
+    numpy_typed = False
     for other in (a, b):
         if isinstance(other, SymNodeVariable):
+            numpy_typed = numpy_typed or other.numpy_type is not None
             continue
-        if not other.is_python_constant() or not isinstance(
-            other.as_python_constant(), (int, float, bool)
-        ):
+        value = other.as_python_constant() if other.is_python_constant() else None
+        if type(value) in _NUMPY_AS_PYTHON:
+            numpy_typed = True
+        elif not isinstance(value, (int, float, bool)):
             raise Unsupported(f"{op.__name__} between a symbolic size and {other}")
-    if op in (operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge,
-              operator.add, operator.sub, operator.mul, operator.floordiv, operator.mod,
-              operator.truediv, operator.pow, operator.neg, operator.lshift, operator.rshift,
-              operator.and_, operator.or_, operator.xor):  # fmt: skip
+    if op not in _SYM_OPS:
+        raise Unsupported(f"{op.__name__} on a symbolic size")
+    if not numpy_typed:
         return tx.output.call_op("call_function", op, [a, b], {})
-    raise Unsupported(f"{op.__name__} on a symbolic size")
+    if op not in _NUMPY_SYM_OPS and not (
+        op in (operator.floordiv, operator.mod)
+        and b.is_python_constant()
+        and b.as_python_constant()
+    ):  # numpy divides by zero to 0 (a warning), Python raises
+        raise Unsupported(f"{op.__name__} of a symbolic size and a numpy number")
+    result_type = type(op(_sample(a), _sample(b)))
+    if result_type not in _NUMPY_AS_PYTHON:
+        raise Unsupported(f"{op.__name__} of a symbolic size and a numpy number: {result_type}")
+    result = tx.output.call_op("call_function", op, [a, b], {})
+    if isinstance(result, SymNodeVariable):
+        result.numpy_type = result_type
+        return result
+    return ConstantVariable(result_type(result.as_python_constant()))
+
+
+_SYM_OPS = frozenset((
+    operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge,
+    operator.add, operator.sub, operator.mul, operator.floordiv, operator.mod,
+    operator.truediv, operator.pow, operator.neg, operator.lshift, operator.rshift,
+    operator.and_, operator.or_, operator.xor,
+))  # fmt: skip
+# numpy numbers whose arithmetic is Python's (64-bit; a narrower one rounds or wraps)
+_NUMPY_AS_PYTHON: dict[type, type] = {}
+_NUMPY_SYM_OPS = frozenset((
+    operator.eq, operator.ne, operator.lt, operator.le, operator.gt, operator.ge,
+    operator.add, operator.sub, operator.mul,
+))  # fmt: skip
+
+
+def _numpy_numbers() -> None:
+    import sys
+
+    np = sys.modules.get("numpy")
+    if np is not None and not _NUMPY_AS_PYTHON:
+        _NUMPY_AS_PYTHON.update({np.int64: int, np.float64: float, np.bool_: bool})
+
+
+def _sample(vt: VariableTracker):
+    """A number of the operand's eager type, for the result's type (types only)."""
+    if not isinstance(vt, SymNodeVariable):
+        return vt.as_python_constant()
+    hint = vt.example.node.hint
+    if hint is None:
+        raise Unsupported("data-dependent: a Python value computed from Tensor.item()")
+    return (vt.numpy_type or _PYTHON_TYPE[type(vt.example)])(hint)
