@@ -8,6 +8,7 @@ import warnings
 import numpy as np
 import pytest
 import torch
+import torch._dynamo.testing
 
 from framejit import graphcapture as fj
 
@@ -125,3 +126,61 @@ def test_a_read_only_argument_is_one_graph_and_comes_back_itself():
     writeable = np.arange(6).reshape(2, 3)
     compiled(writeable)  # the writeability is guarded: a writeable array recompiles
     assert counter.frame_count == 2
+
+
+# ------------------------------------------------------------------ automatic dynamic
+def _sum_rows(a, t):
+    return np.sum(a * 2, axis=0) + 1, t + a.shape[0]
+
+
+def test_ndarray_arguments_get_automatic_dynamic_sizes_as_tensors_do():
+    """A C-contiguous ndarray argument's sizes follow the dim policy (torch.compile treats
+    it as a tensor): a second size recompiles once, with that dim a symbol."""
+    counter = fj.testing.CompileCounter()
+    fj.reset()
+    compiled = fj.compile(_sum_rows, backend=counter)
+    for rows in (3, 5, 6, 7, 5):
+        a = np.arange(rows * 4, dtype=np.float64).reshape(rows, 4)
+        (got, got_t), (want, want_t) = compiled(a, torch.ones(2)), _sum_rows(a, torch.ones(2))
+        _same(got, want)
+        torch.testing.assert_close(got_t, want_t)
+    assert counter.frame_count == 2
+    other = np.ones((5, 3))  # a static dim that differs: guarded, recompiles
+    _same(compiled(other, torch.ones(2))[0], _sum_rows(other, torch.ones(2))[0])
+    assert counter.frame_count == 3
+
+
+def test_a_non_contiguous_ndarray_keeps_its_exact_layout_guarded():
+    counter = fj.testing.CompileCounter()
+    fj.reset()
+    compiled = fj.compile(lambda a: (a + 1, a.strides), backend=counter)
+    for rows in (3, 5):
+        a = np.arange(rows * 4.0).reshape(4, rows).T  # a transposed view
+        got, want = compiled(a), (a + 1, a.strides)
+        _same(got, want)
+    assert counter.frame_count == 2
+
+
+def test_numpy_random_in_a_loop_is_a_break_and_the_callee_recompiles_once():
+    """torch's test_numpy_no_raise: np.random stays eager (numpy's own stream); the callee
+    taking the arrays compiles twice over three shapes, as torch.compile's."""
+
+    def callee(t, t_np):
+        return t, np.nan_to_num(t_np)
+
+    def fn():
+        out = []
+        for shape in ((3, 3), (4, 4), (5, 5)):
+            t = torch.randn(shape)
+            t_np = np.random.randn(*shape).astype(np.complex64)
+            out.append(callee(t, t_np)[1].shape)
+            torch._dynamo.graph_break()  # (the original prints: a break for both)
+        return out
+
+    counter = fj.testing.CompileCounter()
+    fj.reset()
+    assert fj.compile(fn, backend=counter)() == [(3, 3), (4, 4), (5, 5)]
+    torch._dynamo.reset()
+    reference = torch._dynamo.testing.CompileCounter()
+    torch.compile(fn, backend=reference)()
+    assert counter.frame_count <= reference.frame_count

@@ -775,7 +775,7 @@ def unary_op(tx, op, a: NdarrayVariable) -> VariableTracker:
 
 def wrap_ndarray(tx, value, source) -> VariableTracker:
     """An ndarray argument: `torch.from_numpy(arg)` in the graph, guarded on its layout."""
-    from framejit.guards import GuardKind, NumpyTensorSource
+    from framejit.guards import GuardKind, ItemSource, NumpyTensorSource
     from framejit.guards.source import from_numpy
 
     from ..sources import AttrSource
@@ -793,18 +793,29 @@ def wrap_ndarray(tx, value, source) -> VariableTracker:
         tx.output.add_guard(src, kind, expected, origin=tx.origin())
 
     guard(source, GuardKind.TYPE_MATCH, value)
-    guard(AttrSource(source, "shape"), GuardKind.EQUALS_MATCH, tuple(value.shape))
-    guard(AttrSource(source, "strides"), GuardKind.EQUALS_MATCH, tuple(value.strides))
     guard(AttrSource(AttrSource(source, "dtype"), "str"), GuardKind.EQUALS_MATCH, value.dtype.str)
     flags = AttrSource(source, "flags")
     writeable = bool(value.flags.writeable)
     guard(AttrSource(flags, "writeable"), GuardKind.EQUALS_MATCH, writeable)
-    graph_input = tx.output.static_graph_input(NumpyTensorSource(source), tensor)
+    if value.flags.c_contiguous and value.ndim:  # its sizes follow the dim policy, as a tensor's
+        graph_input = tx.output.graph_input(NumpyTensorSource(source), tensor)
+    else:
+        graph_input = tx.output.static_graph_input(NumpyTensorSource(source), tensor)
+    symbolic = [isinstance(s, torch.SymInt) for s in graph_input.example.shape]
+    if not any(symbolic):
+        guard(AttrSource(source, "shape"), GuardKind.EQUALS_MATCH, tuple(value.shape))
+        guard(AttrSource(source, "strides"), GuardKind.EQUALS_MATCH, tuple(value.strides))
+    else:  # the symbols' own guards (the ShapeEnv's) check the dynamic sizes
+        guard(AttrSource(flags, "c_contiguous"), GuardKind.EQUALS_MATCH, True)
+        guard(AttrSource(source, "ndim"), GuardKind.EQUALS_MATCH, value.ndim)
+        for d, size in enumerate(value.shape):
+            if not symbolic[d]:
+                guard(ItemSource(AttrSource(source, "shape"), d), GuardKind.EQUALS_MATCH, size)
     return NdarrayVariable(
         graph_input.node,
         graph_input.example,
         source,
-        strides=tuple(value.strides),
+        strides=None if any(symbolic) else tuple(value.strides),
         writeable=writeable,
     )
 
