@@ -168,7 +168,7 @@ def test_str_of_an_object_with_object_repr_escapes_as_its_text():
         a = DefaultStr()
         return x + 1, str(a), a, str(KEPT), str(CustomStr())
 
-    count, (value, text, obj, kept, custom) = _graphs(f, torch.ones(2))
+    count, (_value, text, obj, kept, custom) = _graphs(f, torch.ones(2))
     assert count == 1
     assert text == object.__repr__(obj) and kept == object.__repr__(KEPT) and custom == "ok"
 

@@ -31,7 +31,7 @@ def _output_flatten(output):
 
 
 def _output_unflatten(values, context, output_type=None):
-    return output_type(**dict(zip(context, values)))
+    return output_type(**dict(zip(context, values, strict=False)))
 
 
 pytree.register_pytree_node(
@@ -62,7 +62,9 @@ def _trees(x):
 
 def _flatten_unflatten(t):
     leaves, spec = pytree.tree_flatten(t)
-    return pytree.tree_unflatten([v * 2 if isinstance(v, torch.Tensor) else v for v in leaves], spec)
+    return pytree.tree_unflatten(
+        [v * 2 if isinstance(v, torch.Tensor) else v for v in leaves], spec
+    )
 
 
 def _map_closure(t):

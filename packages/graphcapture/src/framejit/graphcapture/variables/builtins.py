@@ -418,6 +418,8 @@ class BuiltinVariable(ConcreteValueVariable):
         if is_static_type(self.value):
             # a builtin type gains no attributes: the absence is as fixed as its identity
             # (pytree's `getattr(cls, "_fields", None)` over tuple, list, dict)
+            from .exceptions import observed
+
             raise observed(
                 AttributeError,
                 f"type object {self.value.__name__!r} has no attribute {name!r}",

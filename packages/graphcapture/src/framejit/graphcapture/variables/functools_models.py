@@ -17,9 +17,7 @@ from .base import ConstantVariable, VariableTracker
 
 
 class PartialVariable(VariableTracker):
-    def __init__(
-        self, func: VariableTracker, args: list, kwargs: dict, source=None, real=None
-    ):
+    def __init__(self, func: VariableTracker, args: list, kwargs: dict, source=None, real=None):
         if isinstance(func, PartialVariable):  # partial(partial(f, a), b) is partial(f, a, b)
             args = [*func.args, *args]
             kwargs = {**func.kwargs, **kwargs}
