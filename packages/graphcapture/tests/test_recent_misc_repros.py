@@ -291,3 +291,27 @@ def test_deepcopy_of_a_compiled_module_runs_the_copy():
         clone.bias.add_(1.0)
     torch.testing.assert_close(clone(x), mod(x) + 1.0)
     torch.testing.assert_close(opt(x), mod(x))
+
+
+# ---------------------------------------------------------------- an outer tracer
+def _double_plus_one(x):
+    return x + x + 1
+
+
+@pytest.mark.parametrize("wrap", [lambda f: f, lambda f: torch.nn.Sequential(torch.nn.ReLU())])
+def test_jit_trace_of_a_compiled_callable_raises(wrap):
+    # a backend's kernels would be opaque to the jit tracer: a wrong trace
+    target = wrap(_double_plus_one)
+    opt = fj.compile(target, backend="eager")
+    with pytest.raises(RuntimeError, match="torch.jit.trace"):
+        torch.jit.trace(opt, torch.randn(3))
+
+
+def test_fx_trace_of_a_compiled_function_records_its_ops():
+    opt = fj.compile(_double_plus_one, backend="eager")
+    gm = torch.fx.symbolic_trace(opt)
+    ops = [n.target for n in gm.graph.nodes if n.op == "call_function"]
+    reference = torch.fx.symbolic_trace(_double_plus_one)
+    assert ops == [n.target for n in reference.graph.nodes if n.op == "call_function"]
+    x = torch.randn(3)
+    torch.testing.assert_close(gm(x), _double_plus_one(x))

@@ -41,8 +41,12 @@ def _wrap_with_callback(fn, callback, frame_around: bool = True):
     if frame_around and isinstance(callback, FrameCallback) and top_frame.needs_frame(fn):
         target = top_frame.frame_around(fn)
 
+    capturing = isinstance(callback, FrameCallback)
+
     @functools.wraps(fn)
     def framejit_wrapper(*args, **kwargs):
+        if capturing and _under_outer_tracer():
+            return fn(*args, **kwargs)
         previous = fe.set_callback(callback)
         try:
             return target(*args, **kwargs)
@@ -53,6 +57,19 @@ def _wrap_with_callback(fn, callback, frame_around: bool = True):
     framejit_wrapper._framejit_target = target  # what it calls: fn, or a frame around it
     framejit_wrapper._framejit_callback = callback
     return framejit_wrapper
+
+
+def _under_outer_tracer() -> bool:
+    """torch.jit.trace or torch.fx.symbolic_trace of a compiled callable: the compiled graph
+    would hide its ops from that tracer (a backend's kernels are opaque to it).  Under
+    torch.jit.trace the call raises, with torch.compile's message, rather than record a
+    wrong trace; under FX (True) the callable runs uncompiled, so FX records its ops."""
+    if torch._C._is_tracing():
+        raise RuntimeError(
+            "Detected that you are using FX to torch.jit.trace a framejit-compiled function. "
+            "This is not supported (trace the function itself)."
+        )
+    return torch.fx._symbolic_trace.is_fx_symbolic_tracing()
 
 
 class _OptimizeContext:
