@@ -315,3 +315,51 @@ def test_fx_trace_of_a_compiled_function_records_its_ops():
     assert ops == [n.target for n in reference.graph.nodes if n.op == "call_function"]
     x = torch.randn(3)
     torch.testing.assert_close(gm(x), _double_plus_one(x))
+
+
+# ---------------------------------------------------------------- torch.jit.script'ed helpers
+@torch.jit.script
+def _scripted_cos(x, c: float = 2.0):
+    return torch.cos(x) * c
+
+
+@torch.jit.script
+def _scripted_gelu(x):
+    return x * 0.5 * (1.0 + torch.erf(x / 1.41421))
+
+
+class _ScriptedHelperModule(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.act = _scripted_cos
+
+    def forward(self, x):
+        return self.act(x) + self.act(x, 3.0)
+
+
+def _calls_a_scripted_global(x):
+    return _scripted_gelu(x + 1)
+
+
+@pytest.mark.parametrize("make", [_ScriptedHelperModule, lambda: _calls_a_scripted_global])
+def test_a_scripted_function_is_inlined_in_one_graph(make):
+    fn = make()
+    x = torch.randn(4)
+    counter = torch._dynamo.testing.CompileCounter()
+    got = fj.compile(fn, backend=counter, fullgraph=True)(x)
+    torch.testing.assert_close(got, fn(x))
+    assert counter.frame_count == 1 and counter.op_count >= 3
+
+
+def test_a_rebound_scripted_function_recompiles():
+    mod = _ScriptedHelperModule()
+    opt = fj.compile(mod, backend="eager")
+    x = torch.randn(3)
+    torch.testing.assert_close(opt(x), mod(x))
+    mod.act = _scripted_gelu_with_default
+    torch.testing.assert_close(opt(x), mod(x))
+
+
+@torch.jit.script
+def _scripted_gelu_with_default(x, c: float = 1.0):
+    return torch.nn.functional.gelu(x) * c

@@ -311,6 +311,13 @@ def _build(tx, value: Any, source) -> VariableTracker:
         if is_torch_callable(value) and not _is_module_method(value):
             return TorchFunctionVariable(value, source)
         return UserFunctionVariable(value, source)
+    scripted = _script_function_original(value)
+    if scripted is not None:
+        # a torch.jit.script'ed function: its Python original is inlined, as torch.compile
+        # inlines it (the ScriptFunction is identity-guarded; its original is read through it)
+        _guard(tx, source, GuardKind.ID_MATCH, value)
+        inline_source = AttrSource(source, "_torchdynamo_inline") if source else None
+        return wrap(tx, scripted, inline_source)
     if is_torch_callable(value):
         _guard(tx, source, GuardKind.ID_MATCH, value)
         return TorchFunctionVariable(value, source)
@@ -552,6 +559,15 @@ def _script_if_tracing_original(fn: types.FunctionType):
     if not getattr(fn, "__script_if_tracing_wrapper", False):
         return None
     original = getattr(fn, "__original_fn", None)
+    return original if isinstance(original, types.FunctionType) else None
+
+
+def _script_function_original(value) -> types.FunctionType | None:
+    """The Python function torch.jit.script compiled into `value` (it keeps it, for
+    torch.compile, as `_torchdynamo_inline`)."""
+    if type(value) is not torch.jit.ScriptFunction:
+        return None
+    original = inspect.getattr_static(value, "_torchdynamo_inline", None)
     return original if isinstance(original, types.FunctionType) else None
 
 
