@@ -363,3 +363,33 @@ def test_a_rebound_scripted_function_recompiles():
 @torch.jit.script
 def _scripted_gelu_with_default(x, c: float = 1.0):
     return torch.nn.functional.gelu(x) * c
+
+
+# ---------------------------------------------------------------- attributes of builtin classes
+class _WithFoo:
+    foo: int = 1
+
+
+def _getattr_of_the_type(x, m):
+    if getattr(type(m), "foo", 0):
+        return x + _WithFoo.foo
+    return x - 1
+
+
+def _hasattr_of_the_type(x, m):
+    return x * 2 if hasattr(type(m), "foo") else x * 3
+
+
+def _missing_attribute_caught(x, m):
+    try:
+        return x + type(m).foo
+    except AttributeError:
+        return x - 5
+
+
+@pytest.mark.parametrize("fn", [_getattr_of_the_type, _hasattr_of_the_type, _missing_attribute_caught])
+@pytest.mark.parametrize("m", [_WithFoo(), 0, "s", (1,), None, 2.5])
+def test_attribute_queries_on_builtin_classes(fn, m):
+    x = torch.zeros(())
+    got = fj.compile(fn, backend="eager", fullgraph=True)(x, m)
+    torch.testing.assert_close(got, fn(x, m))

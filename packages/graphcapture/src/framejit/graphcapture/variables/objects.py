@@ -620,6 +620,11 @@ class UserDefinedClassVariable(ConcreteValueVariable):
         if attr is _MISSING and _class_lookup(type(self.value), name) is _TYPE_SUBCLASSES:
             return _SubclassesMethod(self)
         if attr is _MISSING:
+            from .builtins import is_static_type
+
+            message = f"type object {self.value.__name__!r} has no attribute {name!r}"
+            if is_static_type(self.value):  # nothing can add it: eager's error, catchable
+                raise observed(AttributeError, message, reason=f"AttributeError: {message}")
             raise Unsupported(f"AttributeError: class {self.value.__name__} has no {name!r}")
         if attr is _OBJECT_NEW:
             from .user_classes import ObjectNewVariable
