@@ -5,6 +5,7 @@ where that is the yardstick."""
 from __future__ import annotations
 
 import copy
+import re
 import warnings
 
 import pytest
@@ -393,3 +394,42 @@ def test_attribute_queries_on_builtin_classes(fn, m):
     x = torch.zeros(())
     got = fj.compile(fn, backend="eager", fullgraph=True)(x, m)
     torch.testing.assert_close(got, fn(x, m))
+
+
+# ---------------------------------------------------------------- torch.__version__, class patterns
+try:
+    from packaging import version
+except ImportError:  # (not a dependency of torch: graphcapture's own session may lack it)
+    version = None
+
+
+def _version_gate(x):
+    if version.parse(torch.__version__) >= version.parse("2.0.0"):
+        return x + 1
+    return x - 1
+
+
+def _torch_version_compare(x):
+    return x * 2 if torch.__version__ >= "2.1" else x * 3
+
+
+class _Tokenizer:
+    _word = re.compile(r"[a-z]+")
+
+    def count(self, text):
+        return len(self._word.findall(text))
+
+
+def _pattern_class_attribute(x):
+    return x * _Tokenizer().count("ab cd ef")
+
+
+@pytest.mark.parametrize("fn", [_version_gate, _torch_version_compare, _pattern_class_attribute])
+def test_version_checks_and_class_patterns_fold(fn):
+    if fn is _version_gate and version is None:
+        pytest.skip("packaging is not installed")
+    x = torch.randn(3)
+    counter = torch._dynamo.testing.CompileCounter()
+    got = fj.compile(fn, backend=counter, fullgraph=True)(x)
+    torch.testing.assert_close(got, fn(x))
+    assert counter.frame_count == 1

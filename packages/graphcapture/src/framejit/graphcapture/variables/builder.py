@@ -182,6 +182,9 @@ def _build(tx, value: Any, source) -> VariableTracker:
                     return OpaqueVariable(value, source, reason)
             else:
                 _guard(tx, source, GuardKind.ID_MATCH, value)
+        elif type(value) is torch.torch_version.TorchVersion:
+            # torch.__version__: a str whose comparisons parse versions; fixed by identity
+            _guard(tx, source, GuardKind.ID_MATCH, value)
         elif source is not None:
             reason = f"constant of type {type(value).__name__} cannot be guarded"
             return OpaqueVariable(value, source, reason)
@@ -237,6 +240,9 @@ def _build(tx, value: Any, source) -> VariableTracker:
         return DequeVariable(items, value.maxlen, source)
     if type(value) in (set, frozenset) or bare_set_subclass(type(value)) is not None:
         return _wrap_set(tx, value, source)
+    if type(value) is re.Pattern:  # immutable: its methods fold (re_models.py)
+        _guard(tx, source, GuardKind.ID_MATCH, value)
+        return ConstantVariable(value, source)
     if value is os.environ:
         _guard(tx, source, GuardKind.ID_MATCH, value)
         return EnvironVariable(value, source)
