@@ -1,6 +1,8 @@
 """Generators of user code under capture: each behaviour against eager, with the order of
 the side effects of the generator's body and of its consumer asserted (`log`), and in one
-graph wherever torch.compile manages one (fullgraph=True on both)."""
+graph wherever torch.compile gets eager's answer in one (fullgraph=True on both; torch
+drops the `finally` a suspended generator runs when eager drops it, where framejit
+breaks the graph instead)."""
 
 from __future__ import annotations
 
@@ -336,6 +338,80 @@ def delegated_send(x, log):
     return x + g.send(5)
 
 
+def _inner(log):
+    try:
+        yield 1
+    except KeyError:
+        log.append("inner caught")
+        yield 2
+    finally:
+        log.append("inner finally")
+    return 3
+
+
+def _outer(log):
+    try:
+        r = yield from _inner(log)
+        log.append(("outer got", r))
+        yield r
+    except ValueError:
+        log.append("outer caught")
+        yield 4
+    finally:
+        log.append("outer finally")
+
+
+def throw_into_yield_from_inner_catches(x, log):
+    g = _outer(log)
+    next(g)
+    a = g.throw(KeyError("k"))
+    b = next(g)
+    return x + a + b
+
+
+def throw_into_yield_from_outer_catches(x, log):
+    g = _outer(log)
+    next(g)
+    return x + g.throw(ValueError("v"))
+
+
+def close_while_delegating(x, log):
+    g = _outer(log)
+    y = x + next(g)
+    g.close()
+    log.append("closed")
+    return y
+
+
+def dropped_with_finally(x, log):
+    def gen():
+        try:
+            yield 1
+            yield 2
+        finally:
+            log.append("finally")  # run when eager drops the suspended generator
+
+    g = gen()
+    y = x + next(g)
+    log.append("after next")
+    return y
+
+
+def for_break_with_finally(x, log):
+    def gen():
+        try:
+            yield from range(5)
+        finally:
+            log.append("finally")
+
+    for i in gen():
+        x = x + i
+        if i == 1:
+            break
+    log.append("after loop")
+    return x
+
+
 CASES = [
     for_break,
     next_twice,
@@ -369,18 +445,26 @@ CASES = [
     close_unstarted,
     generator_method,
     delegated_send,
+    throw_into_yield_from_inner_catches,
+    throw_into_yield_from_outer_catches,
+    close_while_delegating,
+    dropped_with_finally,
+    for_break_with_finally,
 ]
 
 
-def _torch_fullgraph(fn, x) -> bool:
+def _torch_fullgraph(fn, x, expected, expected_log) -> bool:
+    """Does torch.compile take `fn` in one graph and get eager's answer and log?"""
     torch._dynamo.reset()
+    log = []
     try:
-        torch.compile(fn, backend="eager", fullgraph=True)(x.clone(), [])
+        got = torch.compile(fn, backend="eager", fullgraph=True)(x.clone(), log)
+        torch.testing.assert_close(got, expected)
     except Exception:
         return False
     finally:
         torch._dynamo.reset()
-    return True
+    return log == expected_log
 
 
 @pytest.mark.parametrize("fn", CASES, ids=lambda f: f.__name__)
@@ -388,7 +472,7 @@ def test_generator_behaviour_matches_eager(fn):
     x = torch.arange(3.0)
     expected_log, got_log = [], []
     expected = fn(x.clone(), expected_log)
-    fullgraph = _torch_fullgraph(fn, x)
+    fullgraph = _torch_fullgraph(fn, x, expected, expected_log)
     got = fj.compile(fn, backend="eager", fullgraph=fullgraph)(x.clone(), got_log)
     torch.testing.assert_close(got, expected)
     assert got_log == expected_log

@@ -590,7 +590,7 @@ def _restart_before_live_generator(tx, output: OutputGraph) -> None:
     if tx.break_inst is not None:
         for target in _resume_targets(tx, tx.break_inst):
             roots.extend(vt for _, vt in _live_values(tx, target))
-    restart_before_live_generator(roots)
+    restart_before_live_generator(tx, roots, output.generators)
 
 
 def _closures_alive(tx) -> bool:

@@ -79,6 +79,7 @@ class OutputGraph:
         self.f_globals = f_globals
         self.fullgraph = False  # set by convert_frame: Tensor.item() is then captured
         self.inlined_try = False  # an inlined function has try/with blocks (rerun.py)
+        self.generators: list = []  # every generator the trace made (variables/generators.py)
         self.graph = WeakOwnerGraph()
         self.shapes = ShapeTracker()
         self.dim_policy = dim_policy or DimPolicy()

@@ -56,7 +56,7 @@ from .variables.containers import contents_repr, mapping_items
 from .variables.exception_objects import ExceptionObjectVariable
 from .variables.exceptions import ObservedException, TracedRaise, exception_matches
 from .variables.functions import MethodRef
-from .variables.generators import GeneratorVariable
+from .variables.generators import GeneratorVariable, stop_iteration_error
 from .variables.lazy_iterators import unpack_exactly
 from .variables.objects import (
     GradModeVariable,
@@ -489,7 +489,9 @@ class InstructionTranslatorBase:
         if code.co_flags & (0x20 | 0x80 | 0x100 | 0x200):  # generator, coroutine, async gen
             if code.co_flags & 0x20 and not code.co_flags & (0x80 | 0x200):
                 tracer.is_generator = True
-                return GeneratorVariable(tracer, fn_vt, args, kwargs)
+                gen = GeneratorVariable(tracer, fn_vt, args, kwargs)
+                self.output.generators.append(gen)
+                return gen
             raise Unsupported("inlining a coroutine/async generator")
         return tracer.run_inline()
 
@@ -826,6 +828,17 @@ class InstructionTranslatorBase:
         self.push(result)
         self.jump(inst)
 
+    def CLEANUP_THROW(self, inst):
+        """3.12+: an exception thrown into a `yield from`: the delegated iterator's
+        StopIteration is the expression's value, anything else goes on up."""
+        exc = self.pop()
+        self.popn(2)  # the delegated iterator, the last value sent
+        if isinstance(exc, ExceptionObjectVariable) and issubclass(exc.cls, StopIteration):
+            self.push(ConstantVariable(None))
+            self.push(exc.var_getattr(self, "value"))
+            return
+        raise TracedRaise(self, exc, fresh=False)
+
     def END_SEND(self, inst):
         value = self.pop()
         self.pop()
@@ -877,6 +890,21 @@ class InstructionTranslatorBase:
     def LOAD_ASSERTION_ERROR(self, inst):
         self.push(BuiltinVariable(AssertionError))
 
+    def CALL_INTRINSIC_1(self, inst):
+        """3.12+: the one-argument intrinsics of traced code (their numbers: _INTRINSICS_1)."""
+        value = self.pop()
+        name = _INTRINSICS_1.get(inst.arg)
+        if name == "STOPITERATION_ERROR":  # PEP 479, in a generator's outermost handler
+            if isinstance(value, ExceptionObjectVariable) and issubclass(value.cls, StopIteration):
+                value = stop_iteration_error(value)
+            self.push(value)
+        elif name == "UNARY_POSITIVE":
+            self.push(unary_op(self, operator.pos, value))
+        elif name == "LIST_TO_TUPLE":
+            self.push(TupleVariable(value.unpack(self)))
+        else:
+            raise Unsupported(f"CALL_INTRINSIC_1 {inst.arg}")
+
     def RETURN_GENERATOR(self, inst):
         self.push(ConstantVariable(None))
 
@@ -891,6 +919,10 @@ class InstructionTranslatorBase:
             cls = cell.load(self).as_python_constant()
             obj = self.read_local(self.code.co_varnames[0])
         return SuperVariable(cls, obj)
+
+
+# CPython's INTRINSIC_* numbers for CALL_INTRINSIC_1 (Include/internal/pycore_intrinsics.h)
+_INTRINSICS_1 = {3: "STOPITERATION_ERROR", 5: "UNARY_POSITIVE", 6: "LIST_TO_TUPLE"}
 
 
 def _format_contents(tx, value, conv: int, spec: str) -> str:

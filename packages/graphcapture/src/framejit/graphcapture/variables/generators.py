@@ -145,15 +145,63 @@ class GeneratorVariable(IteratorVariable):
             # (3.11 runs a new generator's frame to raise it, and PEP 479 applies)
             raise _pep479(error) if started and sys.version_info < (3, 12) else error
         t = self.tracer
-        if t.delegate is not None:
-            raise Unsupported("throw() into a generator suspended in `yield from`")
         error = ObservedException(exc)
+        if t.delegate is not None:  # suspended in `yield from`: the inner one gets it first
+            forwarded = self._throw_to_delegate(tx, exc)
+            if not isinstance(forwarded, ObservedException):
+                return forwarded
+            error = forwarded
         t.handled = self.own_handled if self.own_handled is not None else tx.handled
         error.chain_to(t.handled)
+        t.push(ConstantVariable(None))  # (CPython pushes the sent value for a throw too)
         if not t.catch(error, t.yield_index):
             self.state = _State.DONE
             raise _pep479(error) from None
         return self._step_until_yield(tx)
+
+    def _throw_to_delegate(self, tx, exc: ExceptionObjectVariable):
+        """_gen_throw's `yield from` path: a generator delegated to is closed (GeneratorExit)
+        or thrown into; its next item is the outer one's, its end resumes the outer one
+        after the `yield from`; what it raises (or any other exception) is raised in the
+        outer one at its yield (returned here as the ObservedException to raise)."""
+        inner, self.tracer.delegate = self.tracer.delegate, None
+        if not isinstance(inner, GeneratorVariable):
+            return ObservedException(exc)  # (an iterator without throw(): raised here)
+        try:
+            if issubclass(exc.cls, GeneratorExit):
+                inner.close(tx)
+                return ObservedException(exc)
+            item = inner.throw_in(tx, exc)
+        except ObservedException as e:
+            return e
+        if item is not None:
+            self.tracer.delegate = inner
+            return item
+        return self.resume(tx)  # its SEND finds the inner one done: the `yield from` result
+
+    def acts_when_closed(self, tx) -> bool:
+        """Would closing it (what eager's finalizer does to a dropped generator) store,
+        compute or raise anything?  Suspended inside a try/with of its body, it is closed
+        here to see (the trace ends: a close that acts sends it back to the start)."""
+        if self.state is not _State.SUSPENDED:
+            return False
+        entry = self.tracer.decoded.handler_for(self.tracer.yield_index)
+        if entry is None:
+            return False
+        handler = self.tracer.insts[entry.target]  # 3.12+: PEP 479's handler around it all
+        if handler.opname == "CALL_INTRINSIC_1" and handler.arg == 3:
+            return False
+        effects, graph = tx.output.side_effects, tx.output.graph
+        before = (effects.writes, len(graph.nodes))
+        first_resumed = self.first_resumed
+        try:
+            self.close(tx)
+        except Unsupported:
+            return True
+        finally:
+            self.first_resumed = first_resumed
+            self.state = _State.SUSPENDED  # (for earliest_suspended; never stepped again)
+        return (effects.writes, len(graph.nodes)) != before
 
     def next(self, tx) -> VariableTracker | None:
         return self.resume(tx)
@@ -250,11 +298,15 @@ class GeneratorVariable(IteratorVariable):
         return f"GeneratorVariable({self.tracer.code.co_qualname}, {self.state.value})"
 
 
-def restart_before_live_generator(roots: list) -> None:
+def restart_before_live_generator(tx, roots: list, generators: list) -> None:
     """A generator suspended mid-way cannot be rebuilt: where `roots` (what is live at a
     break or the return) reach one, trace again breaking at the root step that first
-    resumed it, where it is not started yet and is rebuilt by calling its function."""
+    resumed it, where it is not started yet and is rebuilt by calling its function.  So
+    too for one dropped whose close() would act (a `finally` around its yield): eager
+    runs that when the last reference goes, which only the real objects can time."""
     at = earliest_suspended(roots)
+    if at is None:
+        at = earliest_suspended([g for g in generators if g.acts_when_closed(tx)])
     if at is None:
         return
     inst, visit = at
