@@ -14,7 +14,6 @@ from typing import Any
 
 import torch
 import torch.fx
-from torch._subclasses.fake_tensor import FakeTensorMode
 from torch.fx.experimental.symbolic_shapes import is_accessor_node
 from torch.utils._pytree import tree_map
 
@@ -24,6 +23,7 @@ from . import fake_checks
 from .dim_policy import DimPolicy
 from .dynamic_shapes import ShapeTracker
 from .exc import Unsupported
+from .fake_cache import CaptureFakeMode
 from .fast_fake import fast_fake
 from .module_policy import ModulePolicy
 from .side_effects import SideEffects
@@ -84,7 +84,7 @@ class OutputGraph:
         self.shapes = ShapeTracker()
         self.dim_policy = dim_policy or DimPolicy()
         self.module_policy = module_policy or ModulePolicy()
-        self.fake_mode = FakeTensorMode(
+        self.fake_mode = CaptureFakeMode(
             allow_non_fake_inputs=False, shape_env=self.shapes.shape_env
         )
         self.sym_inputs: dict[Any, torch.fx.Node] = {}  # size symbol -> its placeholder
