@@ -304,7 +304,7 @@ def test_jit_trace_of_a_compiled_callable_raises(wrap):
     # a backend's kernels would be opaque to the jit tracer: a wrong trace
     target = wrap(_double_plus_one)
     opt = fj.compile(target, backend="eager")
-    with pytest.raises(RuntimeError, match="torch.jit.trace"):
+    with pytest.raises(RuntimeError, match=r"torch\.jit\.trace"):
         torch.jit.trace(opt, torch.randn(3))
 
 
@@ -388,7 +388,9 @@ def _missing_attribute_caught(x, m):
         return x - 5
 
 
-@pytest.mark.parametrize("fn", [_getattr_of_the_type, _hasattr_of_the_type, _missing_attribute_caught])
+@pytest.mark.parametrize(
+    "fn", [_getattr_of_the_type, _hasattr_of_the_type, _missing_attribute_caught]
+)
 @pytest.mark.parametrize("m", [_WithFoo(), 0, "s", (1,), None, 2.5])
 def test_attribute_queries_on_builtin_classes(fn, m):
     x = torch.zeros(())
