@@ -313,6 +313,10 @@ class NdarrayMethodVariable(VariableTracker):
         self.name = name
 
     def call_function(self, tx, args, kwargs) -> VariableTracker:
+        if self.name == "tolist" and not args and not kwargs and tx.output.fullgraph:
+            from .tensor import captured_list  # numpy's Python numbers are Tensor.tolist()'s
+
+            return captured_list(tx, TensorVariable(self.array.node, self.array.example))
         target = numpy_target("method", self.name)
         return numpy_call(tx, target, _method_probe(self.name), [self.array, *args], kwargs)
 

@@ -228,6 +228,8 @@ class TensorMethodVariable(VariableTracker):
         name = self.name
         if name == "item" and not args and not kwargs and tx.output.fullgraph:
             return captured_item(tx, self.tensor)
+        if name == "tolist" and not args and not kwargs and tx.output.fullgraph:
+            return captured_list(tx, self.tensor)
         if name == "numpy":
             from .numpy_arrays import tensor_numpy
 
@@ -312,6 +314,26 @@ def captured_item(tx, tensor: TensorVariable) -> VariableTracker:
         raise Unsupported("data-dependent: Tensor.item() of a complex tensor")
     node = output.create_node("call_method", "item", (tensor.node,), {}, example)
     return ItemVariable(node, example, output.shapes)
+
+
+CAPTURED_LIST_MAX_ELEMENTS = 1024  # a bigger tensor's tolist() is a break (node count)
+
+
+def captured_list(tx, tensor: TensorVariable) -> VariableTracker:
+    """`t.tolist()` in a fullgraph trace: nested lists of `t[i][j].item()` (each an unbacked
+    symbol, as torch.compile captures scalar outputs); a 0-d tensor gives its item."""
+    example = tensor.example
+    if any(isinstance(s, torch.SymInt) for s in example.shape):
+        raise Unsupported("data-dependent: Tensor.tolist() of a tensor with symbolic sizes")
+    if example.numel() > CAPTURED_LIST_MAX_ELEMENTS:
+        raise Unsupported(f"Tensor.tolist() of more than {CAPTURED_LIST_MAX_ELEMENTS} elements")
+    if example.dim() == 0:
+        return captured_item(tx, tensor)
+    rows = [
+        tx.output.call_op("call_function", operator.getitem, [tensor, ConstantVariable(i)], {})
+        for i in range(example.shape[0])
+    ]
+    return ListVariable([captured_list(tx, row) for row in rows])
 
 
 def wrap_op_result(output, node, example) -> VariableTracker:

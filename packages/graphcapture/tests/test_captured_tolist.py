@@ -1,0 +1,64 @@
+"""`Tensor.tolist()` / `ndarray.tolist()` in a fullgraph trace (variables/tensor.py
+captured_list): nested lists of captured items (unbacked symbols), values and Python types
+equal to eager's, one graph as torch.compile with capture_scalar_outputs; without fullgraph
+it stays a graph break."""
+
+from __future__ import annotations
+
+import numpy as np
+import pytest
+import torch
+
+from framejit import graphcapture as fj
+
+
+def _times_four(x):
+    return [i * 4 for i in x.tolist()]
+
+
+CASES = {
+    "1d_loop": (_times_four, torch.tensor([2, 1])),
+    "single_element": (_times_four, torch.tensor([3])),
+    "3d": (
+        lambda x: x.tolist(),
+        torch.tensor([[[2, 1], [2, 1], [2, 1]], [[2, 1], [2, 1], [2, 1]]]),
+    ),
+    "0d": (lambda x: [x.tolist() * 4], torch.tensor(42)),
+    "beside_a_tensor": (lambda x: (x.tolist(), x * 10), torch.randint(3, 5, [5, 5])),
+    "bool_and_float": (lambda x: ((x > 0).tolist(), (x / 2).tolist()), torch.tensor([-1, 2])),
+    "ndarray_int": (lambda a: a.tolist(), np.arange(5)),
+    "ndarray_float_2d": (lambda a: a.tolist(), np.arange(6.0).reshape(2, 3)),
+    "ndarray_of_tensor": (lambda t: (t.numpy() * 2).tolist(), torch.arange(4)),
+}
+
+
+def _same(got, expected):
+    assert type(got) is type(expected), (got, expected)
+    if isinstance(expected, (list, tuple)):
+        assert len(got) == len(expected)
+        for g, e in zip(got, expected, strict=True):
+            _same(g, e)
+    elif isinstance(expected, torch.Tensor):
+        torch.testing.assert_close(got, expected)
+    else:
+        assert got == expected
+
+
+@pytest.mark.parametrize("name", list(CASES))
+def test_tolist_in_a_fullgraph_trace_is_captured(name):
+    fn, x = CASES[name]
+    counter = fj.testing.CompileCounter()
+    fj.reset()
+    compiled = fj.compile(fn, backend=counter, fullgraph=True)
+    _same(compiled(x), fn(x))
+    changed = x + 1 if isinstance(x, torch.Tensor) else x * 3
+    _same(compiled(changed), fn(changed))  # other values: the same graph, no value guard
+    assert counter.frame_count == 1
+
+
+def test_tolist_without_fullgraph_is_a_break():
+    counter = fj.testing.CompileCounter()
+    fj.reset()
+    fn = lambda x: (x + 1).tolist()  # noqa: E731
+    assert fj.compile(fn, backend=counter)(torch.arange(3)) == [1, 2, 3]
+    assert counter.frame_count == 1  # x + 1; the tolist() ran eagerly after the graph
