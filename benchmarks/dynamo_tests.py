@@ -114,7 +114,29 @@ def _patch_framejit() -> None:
             if hasattr(module, name):
                 setattr(module, name, replacement)
     torch.compiler.reset = reset
+    _mark_for_framejit(torch._dynamo, fj)
     _expect_framejit_breaks(torch._dynamo.exc.Unsupported, fj.GraphBreakInFullgraph)
+    from torch.fx.experimental.symbolic_shapes import ConstraintViolationError
+
+    _expect_framejit_breaks(ConstraintViolationError, fj.ConstraintViolationError)
+
+
+def _mark_for_framejit(dynamo, fj) -> None:
+    """torch._dynamo.mark_dynamic/mark_static also mark the tensor for framejit (its
+    fj.mark_dynamic/mark_static), so a test's marks reach both compilers' traces."""
+    import torch
+
+    def both(torch_mark, fj_mark, *fj_keys):
+        def mark(t, *args, **kwargs):
+            result = torch_mark(t, *args, **kwargs)
+            if isinstance(t, torch.Tensor):
+                fj_mark(t, *args[:1], **{k: v for k, v in kwargs.items() if k in fj_keys})
+            return result
+
+        return mark
+
+    dynamo.mark_dynamic = both(dynamo.mark_dynamic, fj.mark_dynamic, "min", "max")
+    dynamo.mark_static = both(dynamo.mark_static, fj.mark_static)
 
 
 def _expect_framejit_breaks(torch_break: type, framejit_break: type) -> None:
