@@ -6,11 +6,15 @@ and the frame count torch.compile takes where it breaks (torch's test_misc const
 from __future__ import annotations
 
 import collections
+import dataclasses
+import inspect
 import weakref
 
+import numpy as np
 import pytest
 import torch
 import torch._dynamo.testing
+from packaging import version
 from test_stdlib_cases import assert_same
 
 from framejit import graphcapture as fj
@@ -302,3 +306,257 @@ def test_super_attribute_is_guarded():
     finally:
         _Child.a = old
     assert counter.frame_count == 2
+
+
+# ------------------------------------------------------------------ metaclass __instancecheck__
+class _AcceptAll(type):
+    def __instancecheck__(cls, instance):
+        return True
+
+
+class _Tagged(type):
+    def __instancecheck__(cls, instance):
+        return getattr(instance, "tag", None) == cls.__name__
+
+
+class AnyThing(metaclass=_AcceptAll):
+    pass
+
+
+class Red(metaclass=_Tagged):
+    pass
+
+
+class _WithTag:
+    def __init__(self, tag):
+        self.tag = tag
+
+
+def _check_any(x, obj):
+    return x + 1 if isinstance(obj, AnyThing) else x - 1
+
+
+def _check_tagged(x, obj):
+    return x + 1 if isinstance(obj, (int, Red)) else x - 1
+
+
+INSTANCECHECK_CASES = {
+    "accept_all": (_check_any, lambda: [torch.rand(4), Plain()]),
+    "tag_matches": (_check_tagged, lambda: [torch.rand(4), _WithTag("Red")]),
+    "tag_differs": (_check_tagged, lambda: [torch.rand(4), _WithTag("Blue")]),
+    "exact_type": (_check_tagged, lambda: [torch.rand(4), Red()]),
+}
+
+
+@pytest.mark.parametrize("name", INSTANCECHECK_CASES)
+def test_metaclass_instancecheck(name):
+    fn, make_args = INSTANCECHECK_CASES[name]
+    _compare(fn, make_args)
+
+
+def test_metaclass_instancecheck_is_guarded():
+    """What the traced __instancecheck__ read (the tag) is guarded: another tag recompiles."""
+    fj.reset()
+    compiled = fj.compile(_check_tagged, fullgraph=True)
+    x = torch.rand(4)
+    for tag in ("Red", "Blue", "Red"):
+        torch.testing.assert_close(compiled(x, _WithTag(tag)), _check_tagged(x, _WithTag(tag)))
+
+
+# ------------------------------------------------------------------ frozen dataclass keys
+@dataclasses.dataclass(frozen=True)
+class Inner:
+    x: float
+    y: float
+
+
+@dataclasses.dataclass(frozen=True)
+class Outer:
+    b: Inner
+    z: int
+    note: str = dataclasses.field(default="", compare=False)
+
+
+@dataclasses.dataclass(frozen=True)
+class Twin:
+    x: float
+    y: float
+
+
+@dataclasses.dataclass(frozen=True)
+class OwnHash:
+    x: int
+
+    def __hash__(self):
+        return 0
+
+
+def _dict_key(x):
+    dc = Inner(3.2, 2.5)
+    d = {}
+    d[dc] = 2
+    return dc.x + dc.y + d[dc] + x
+
+
+def _nested_key(x):
+    a, b = Outer(Inner(2.4, 4.4), 5), Outer(Inner(2.4, 4.4), 5, "other note")
+    d = {a: 1}
+    d[b] = 2  # equal to a: replaces its value, keeps a as the key
+    return x + d[a] + len(d), list(d.values()), next(iter(d)).note
+
+
+def _set_members(x):
+    s = {Inner(1.0, 2.0), Inner(1, 2), Twin(1.0, 2.0)}
+    return x + len(s), Inner(1, 2) in s, Twin(3, 4) in s
+
+
+def _input_key(x, key):
+    table = {Inner(1.0, 2.0): 3, Inner(3.0, 4.0): 7}
+    return x + table[key]
+
+
+def _own_hash(x):
+    return x + len({OwnHash(1), OwnHash(2)})
+
+
+KEY_CASES = {
+    "dict_key": (_dict_key, lambda: [torch.ones(2)], True),
+    "nested": (_nested_key, lambda: [torch.ones(2)], True),
+    "set_members": (_set_members, lambda: [torch.ones(2)], False),
+    "input_key": (_input_key, lambda: [torch.ones(2), Inner(3.0, 4.0)], True),
+    "own_hash_breaks": (_own_hash, lambda: [torch.ones(2)], False),
+}
+
+
+@pytest.mark.parametrize("name", KEY_CASES)
+def test_frozen_dataclass_keys(name):
+    fn, make_args, fullgraph = KEY_CASES[name]
+    _compare(fn, make_args, fullgraph=fullgraph, torch_frames=fullgraph)
+
+
+def test_frozen_dataclass_key_is_guarded():
+    """An input key's fields are guarded: another key value recompiles, right answer."""
+    fj.reset()
+    counter = fj.testing.CompileCounter()
+    compiled = fj.compile(_input_key, backend=counter, fullgraph=True)
+    x = torch.ones(2)
+    for key in (Inner(1.0, 2.0), Inner(3.0, 4.0), Inner(1.0, 2.0)):
+        torch.testing.assert_close(compiled(x, key), _input_key(x, key))
+    assert counter.frame_count == 2
+
+
+# ------------------------------------------------------------------ a class's __dict__
+_TYPE_DICT_GET = type.__dict__["__dict__"].__get__
+
+
+class Namespace:
+    a = 1
+    b = 2
+    param = inspect.Parameter("x", inspect.Parameter.POSITIONAL_OR_KEYWORD, default=42)
+
+
+def _namespace_len(x):
+    return x + len(_TYPE_DICT_GET(Namespace))
+
+
+def _namespace_item(x):
+    return x + _TYPE_DICT_GET(Namespace)["param"].default + Namespace.__dict__["a"]
+
+
+@pytest.mark.parametrize("fn", [_namespace_len, _namespace_item], ids=lambda f: f.__name__)
+def test_class_namespace(fn):
+    _compare(fn, lambda: [torch.randn(3)])
+
+
+def test_class_namespace_length_is_guarded():
+    fj.reset()
+    compiled = fj.compile(_namespace_len, fullgraph=True)
+    x = torch.zeros(1)
+    before = compiled(x)
+    Namespace.c = 3
+    try:
+        torch.testing.assert_close(compiled(x), _namespace_len(x))
+        assert compiled(x).item() == before.item() + 1
+    finally:
+        del Namespace.c
+
+
+# ------------------------------------------------------------------ legacy tensor types
+def _long_of_numpy_scalars():
+    x = np.array([1, 2, 3, 4, 5, 6], dtype=np.int64)
+    return torch.LongTensor([x[0], x[2], x[4]])
+
+
+def _float_of_numbers(x):
+    return x + torch.FloatTensor([[1, 2.5], [3, 4]]), torch.LongTensor((1.7, -2.7, True))
+
+
+def _double_of_mixed():
+    x = np.array([1.5, 2.5], dtype=np.float32)
+    return torch.DoubleTensor([x[1], 3, 0.25])
+
+
+# name -> (fn, args, whether torch.compile traces it: mixing numbers fails its fake run)
+LEGACY_CASES = {
+    "long_of_numpy": (_long_of_numpy_scalars, lambda: [], True),
+    "float_of_numbers": (_float_of_numbers, lambda: [torch.ones(2, 2)], True),
+    "double_of_mixed": (_double_of_mixed, lambda: [], False),
+}
+
+
+@pytest.mark.parametrize("name", LEGACY_CASES)
+def test_legacy_tensor_constructor(name):
+    fn, make_args, torch_traces = LEGACY_CASES[name]
+    _compare(fn, make_args, torch_frames=torch_traces)
+
+
+def test_legacy_tensor_of_sizes_breaks():
+    """LongTensor(2, 3) allocates uninitialised memory: never traced (its shape checked)."""
+
+    def fn(x):
+        return torch.LongTensor(2, 3).shape, x + 1
+
+    _compare(fn, lambda: [torch.ones(2)], fullgraph=False, torch_frames=False)
+
+
+# ------------------------------------------------------------------ version objects
+def _packaging_compare():
+    x = torch.zeros(1)
+    if version.parse(torch.__version__) >= version.parse("2.0.0"):
+        return x + 1
+    return x
+
+
+def _torch_version_compare(x):
+    newer = torch.__version__ >= "2.0"
+    return (x + 1 if newer else x - 1), torch.__version__ < (99, 0), str(torch.__version__)
+
+
+_PARSED = version.parse("1.5.2")
+
+
+def _version_fields(x):
+    v = _PARSED
+    return x * v.major + v.minor, v.release, v.public, v > version.Version("1.5")
+
+
+VERSION_CASES = {
+    "packaging_parse": (_packaging_compare, lambda: []),
+    "torch_version": (_torch_version_compare, lambda: [torch.ones(1)]),
+    "fields": (_version_fields, lambda: [torch.ones(1)]),
+}
+
+
+@pytest.mark.parametrize("name", VERSION_CASES)
+def test_version_objects(name):
+    fn, make_args = VERSION_CASES[name]
+    _compare(fn, make_args)
+
+
+def test_invalid_version_raises_as_eager():
+    def fn(x):
+        return x + 1, version.parse("not a version")
+
+    fj.reset()
+    with pytest.raises(version.InvalidVersion):
+        fj.compile(fn)(torch.ones(1))

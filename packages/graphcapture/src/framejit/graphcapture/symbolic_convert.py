@@ -592,7 +592,7 @@ class InstructionTranslatorBase:
         items = self.popn(2 * inst.arg)
         result = {}
         for k, v in zip(items[::2], items[1::2], strict=True):
-            result[key_of(k)] = v
+            result[key_of(k, self)] = v
         self.push(DictVariable(result))
 
     def BUILD_CONST_KEY_MAP(self, inst):
@@ -601,7 +601,7 @@ class InstructionTranslatorBase:
         self.push(DictVariable(dict(zip(keys, values, strict=True))))
 
     def BUILD_SET(self, inst):
-        self.push(SetVariable(self.popn(inst.arg)))
+        self.push(SetVariable(self.popn(inst.arg), tx=self))
 
     def SET_ADD(self, inst):
         value = self.pop()
@@ -675,7 +675,7 @@ class InstructionTranslatorBase:
         value = self.pop()
         key = self.pop()
         target = self.stack[-inst.arg]
-        target.items[target._key(key)] = value
+        target.items[target._key(key, self)] = value
         self.output.side_effects.mutated(target)
 
     def DICT_UPDATE(self, inst):

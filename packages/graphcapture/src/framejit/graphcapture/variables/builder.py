@@ -66,6 +66,7 @@ from .tensor import TensorVariable
 from .torch_calls import GRAD_MODE_CLASSES, is_torch_callable
 from .typing_models import TypingFormVariable, is_typing_form
 from .user_classes import bare_set_subclass
+from .version_models import VersionVariable, is_version
 
 _BUILTIN_CALLABLES = {
     v for v in vars(builtins).values() if callable(v) and not isinstance(v, type)
@@ -159,6 +160,9 @@ def _build(tx, value: Any, source) -> VariableTracker:
     if value is Ellipsis:
         _guard(tx, source, GuardKind.ID_MATCH, value)
         return ConstantVariable(value, source)
+    if is_version(value):  # torch.__version__, a packaging Version: immutable, by identity
+        _guard(tx, source, GuardKind.ID_MATCH, value)
+        return VersionVariable(value, source)
     if type(value) is int:
         symbolic = wrap_int_argument(tx, value, source)  # dim_policy.py: int arguments
         if symbolic is not None:

@@ -475,6 +475,8 @@ def _len(tx, obj):
         return ConstantVariable(len(obj.keys))
     if isinstance(obj, DictViewVariable):
         return ConstantVariable(len(obj.dict_vt.items))
+    if isinstance(obj, ClassDictVariable):
+        return obj.length(tx)
     from .user_classes import dunder_len
 
     result = dunder_len(tx, obj)
@@ -509,7 +511,7 @@ _MODULE_CONTAINER_LEN = {
 def _isinstance(tx, obj, classes):
     from .instance_checks import is_instance
 
-    return ConstantVariable(is_instance(tx, obj, classes.as_python_constant()))
+    return ConstantVariable(is_instance(tx, obj, classes.as_python_constant(), classes))
 
 
 def isinstance_of_type(t: type, cls) -> bool:

@@ -1,6 +1,6 @@
 """`cls.__dict__`: a class's own namespace (a mappingproxy), read key by key.
 
-Each key read is guarded on its own: its presence (DICT_CONTAINS on `cls.__dict__`) and,
+Its length is guarded as a whole (LENGTH_CHECK).  Each key read is guarded on its own: its presence (DICT_CONTAINS on `cls.__dict__`) and,
 when present, its value through `cls.__dict__[key]`.  Only the class's own dict is read,
 never its bases' (`"x" in B.__dict__` is false for an attribute B inherits).
 """
@@ -44,7 +44,23 @@ class ClassDictVariable(VariableTracker):
             return False, None
         return True, wrap(tx, namespace[key], ItemSource(dict_source, key))
 
+    def length(self, tx) -> VariableTracker:
+        """len(cls.__dict__): the number of names the class defines, guarded (LENGTH_CHECK:
+        an attribute added to the class or deleted from it recompiles)."""
+        if tx.output.side_effects.has_pending_attrs(self.cls_vt):
+            raise Unsupported("__dict__ of a class after a store to one of its attributes")
+        if self.cls_vt.source is None:
+            raise Unsupported("__dict__ of a class without a source")
+        namespace = self.cls_vt.value.__dict__
+        tx.output.add_guard(
+            AttrSource(self.cls_vt.source, "__dict__"), GuardKind.LENGTH_CHECK, len(namespace),
+            origin=tx.origin(),
+        )  # fmt: skip
+        return ConstantVariable(len(namespace))
+
     def call_method(self, tx, name: str, args, kwargs) -> VariableTracker:
+        if name == "__len__" and not args and not kwargs:
+            return self.length(tx)
         if kwargs or not args or not args[0].is_python_constant():
             raise Unsupported(f"class __dict__.{name} with these arguments")
         key = args[0].as_python_constant()

@@ -52,7 +52,7 @@ class DefaultDictVariable(DictVariable):
         return value
 
     def getitem(self, tx, key_vt):
-        key = self._key(key_vt)
+        key = self._key(key_vt, tx)
         if key not in self.items:
             return self._missing(tx, key)
         return self.items[key]
@@ -82,7 +82,7 @@ class CounterVariable(DictVariable):
         _emit_ctor(cg, collections.Counter, args)
 
     def getitem(self, tx, key_vt):
-        return self.items.get(self._key(key_vt), ConstantVariable(0))
+        return self.items.get(self._key(key_vt, tx), ConstantVariable(0))
 
     def count_in(self, tx, iterable, sign: int = 1) -> None:
         import operator

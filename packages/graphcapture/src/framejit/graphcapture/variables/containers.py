@@ -494,11 +494,11 @@ class DictVariable(VariableTracker):
         if self.user_cls is not dict:
             cg.call(1)
 
-    def _key(self, vt: VariableTracker):
-        return key_of(vt)
+    def _key(self, vt: VariableTracker, tx=None):
+        return key_of(vt, tx)
 
     def getitem(self, tx, key_vt: VariableTracker) -> VariableTracker:
-        key = self._key(key_vt)
+        key = self._key(key_vt, tx)
         if key not in self.items:
             raise observed(KeyError, key, reason=f"KeyError: {key!r}")
         return self.items[key]
@@ -518,24 +518,24 @@ class DictVariable(VariableTracker):
         if name == "__getitem__":
             return self.getitem(tx, args[0])
         if name == "get":
-            key = self._key(args[0])
+            key = self._key(args[0], tx)
             if key in items:
                 return items[key]
             return args[1] if len(args) > 1 else ConstantVariable(None)
         if name in ("keys", "values", "items") and not args and not kwargs:
             return DictViewVariable(self, name)
         if name == "__contains__":
-            return ConstantVariable(self._key(args[0]) in items)
+            return ConstantVariable(self._key(args[0], tx) in items)
         if name == "__len__":
             return ConstantVariable(len(items))
         if name == "copy":
             return DictVariable(items)
         if name == "__setitem__":
             tx.output.side_effects.mutated(self)
-            items[self._key(args[0])] = args[1]
+            items[self._key(args[0], tx)] = args[1]
             return ConstantVariable(None)
         if name == "__delitem__":
-            key = self._key(args[0])
+            key = self._key(args[0], tx)
             if key not in items:
                 raise observed(KeyError, key, reason=f"KeyError: {key!r}")
             tx.output.side_effects.mutated(self)
@@ -556,7 +556,7 @@ class DictVariable(VariableTracker):
                 items[k] = v
             return ConstantVariable(None)
         if name == "pop":
-            key = self._key(args[0])
+            key = self._key(args[0], tx)
             if key in items:
                 tx.output.side_effects.mutated(self)
                 return items.pop(key)
@@ -564,7 +564,7 @@ class DictVariable(VariableTracker):
                 return args[1]
             raise observed(KeyError, key, reason=f"KeyError: {key!r}")
         if name == "setdefault":
-            key = self._key(args[0])
+            key = self._key(args[0], tx)
             if key not in items:
                 tx.output.side_effects.mutated(self)
                 items[key] = args[1] if len(args) > 1 else ConstantVariable(None)
@@ -580,7 +580,7 @@ class DictVariable(VariableTracker):
             key = next(reversed(items))
             return TupleVariable([tracker_of_key(key), items.pop(key)])
         if name == "move_to_end" and issubclass(self.user_cls, collections.OrderedDict):
-            key = self._key(args[0])
+            key = self._key(args[0], tx)
             last = args[1] if len(args) > 1 else kwargs.get("last", ConstantVariable(True))
             if key not in items:
                 raise observed(KeyError, key, reason=f"KeyError: {key!r}")

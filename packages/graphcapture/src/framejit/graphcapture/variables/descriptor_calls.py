@@ -19,6 +19,9 @@ from ..sources import AttrSource
 from .base import VariableTracker
 
 _C_DATA_DESCRIPTORS = (types.GetSetDescriptorType, types.MemberDescriptorType)
+# attribute lookup where a data descriptor of the class wins (type's, for a class object:
+# `type.__dict__["__dict__"].__get__(C)` is `C.__dict__`)
+_GENERIC_GETATTR = (object.__getattribute__, type.__getattribute__)
 
 
 def descriptor_get_call(tx, wrapper_vt, args, kwargs) -> VariableTracker | None:
@@ -56,9 +59,7 @@ def descriptor_get_call(tx, wrapper_vt, args, kwargs) -> VariableTracker | None:
         except Unsupported:
             return None
     name = descriptor.__name__
-    if _class_lookup(cls, name) is not descriptor or cls.__getattribute__ is not (
-        object.__getattribute__
-    ):
+    if _class_lookup(cls, name) is not descriptor or cls.__getattribute__ not in _GENERIC_GETATTR:
         raise Unsupported(f"{descriptor!r}.__get__ on an object whose class reads {name} otherwise")
     return obj.var_getattr(tx, name)
 

@@ -19,6 +19,7 @@ from ..exc import Unsupported
 from .base import ConstantVariable, VariableTracker, fold, is_constant_value
 from .exceptions import observed
 from .sym_node import specialised
+from .value_keys import frozen_dataclass_key, is_value_hashed
 
 
 class _ById:
@@ -37,6 +38,27 @@ class _ById:
         return isinstance(other, _ById) and other.obj is self.obj
 
 
+class ValueKey(_ById):
+    """A key equal to another instance of its class whose compared fields are equal
+    (value_keys.py: frozen dataclasses); else, as any object, only to itself."""
+
+    __slots__ = ("cls", "compared", "hashed")
+
+    def __init__(self, vt: VariableTracker, cls: type, hashed: tuple, compared: tuple):
+        super().__init__(vt)
+        self.cls = cls
+        self.hashed = hashed
+        self.compared = compared
+
+    def __hash__(self) -> int:
+        return hash(self.hashed)
+
+    def __eq__(self, other) -> bool:
+        if isinstance(other, ValueKey) and other.cls is self.cls:
+            return other.compared == self.compared
+        return isinstance(other, _ById) and other.obj is self.obj
+
+
 def _identity(vt: VariableTracker):
     """The object a tracker's identity is: its real value, its FX node, or the tracker."""
     from .tensor import TensorVariable
@@ -49,7 +71,9 @@ def _identity(vt: VariableTracker):
     return vt
 
 
-def key_of(vt: VariableTracker):
+def key_of(vt: VariableTracker, tx=None):
+    """The key a set member or dict key is kept under (`tx`: the translator, which a key
+    hashed by its fields' values reads them through)."""
     vt = specialised(vt)  # a symbolic int as a key: the number, guarded
     if vt.is_python_constant():
         value = vt.as_python_constant()
@@ -58,6 +82,8 @@ def key_of(vt: VariableTracker):
     cls = _type_of(vt)
     if cls is not None and cls.__hash__ is None:  # a list, dict, set: eager's TypeError
         raise observed(TypeError, f"unhashable type: {cls.__name__!r}", reason="unhashable")
+    if tx is not None and cls is not None and is_value_hashed(cls):
+        return frozen_dataclass_key(tx, vt, key_of)
     if cls is not None and not issubclass(cls, torch.Tensor):  # Tensor hashes by identity
         for name in ("__hash__", "__eq__"):
             if isinstance(_class_attr(cls, name), types.FunctionType):
@@ -71,7 +97,7 @@ def key_of(vt: VariableTracker):
     return _ById(vt)
 
 
-def lookup_key(vt: VariableTracker):
+def lookup_key(vt: VariableTracker, tx=None):
     """The key `x in s`, s.remove(x) and s.discard(x) look up: a set (or frozenset) of
     constants is looked up as the frozenset of its members, as CPython retries an
     unhashable set key; any other member as key_of keys it."""
@@ -79,7 +105,7 @@ def lookup_key(vt: VariableTracker):
         items = vt.ordered()
         if all(m.is_python_constant() for m in items):
             return frozenset(m.as_python_constant() for m in items)
-    return key_of(vt)
+    return key_of(vt, tx)
 
 
 def _compares_by_identity(cls, value) -> bool:
@@ -149,13 +175,14 @@ class SetVariable(VariableTracker):
         frozen: bool = False,
         source=None,
         real=None,
+        tx=None,
     ):
         self.frozen = frozen
         self.source = source
         self.keys: set = set()
         self.members: dict = {}  # key -> tracker (the first one added, as a set keeps it)
         for item in items:
-            self._add(item)
+            self._add(item, tx)
         self.fixed_order = None
         self.initial_keys = None  # a set from the inputs: what it held, for the replay
         if real is not None:
@@ -180,14 +207,14 @@ class SetVariable(VariableTracker):
         self.initial_keys = set(self.keys)
 
     # -------------------------------------------------------------- contents
-    def _add(self, item: VariableTracker) -> None:
-        key = key_of(item)
+    def _add(self, item: VariableTracker, tx=None) -> None:
+        key = key_of(item, tx)
         if key not in self.keys:
             self.keys.add(key)
             self.members[key] = item
 
-    def _discard(self, item: VariableTracker) -> bool:
-        key = lookup_key(item)
+    def _discard(self, item: VariableTracker, tx=None) -> bool:
+        key = lookup_key(item, tx)
         if key in self.keys:
             self.keys.discard(key)
             del self.members[key]
@@ -242,7 +269,7 @@ class SetVariable(VariableTracker):
         tx.output.side_effects.mutated(self)
 
     def contains(self, tx, needle: VariableTracker) -> bool:
-        return lookup_key(needle) in self.keys
+        return lookup_key(needle, tx) in self.keys
 
     def var_getattr(self, tx, name: str) -> VariableTracker:
         from .base import BoundBuiltinMethodVariable
@@ -286,7 +313,7 @@ class SetVariable(VariableTracker):
             return dict(zip(other.keys, (other.members[k] for k in other.keys), strict=True))
         out: dict = {}
         for item in other.unpack(tx):
-            out.setdefault(key_of(item), item)
+            out.setdefault(key_of(item, tx), item)
         return out
 
     def __repr__(self) -> str:
@@ -295,18 +322,18 @@ class SetVariable(VariableTracker):
 
 def _m_add(s: SetVariable, tx, item):
     s._mutate(tx)
-    s._add(item)
+    s._add(item, tx)
     return ConstantVariable(None)
 
 
 def _m_discard(s: SetVariable, tx, item):
     s._mutate(tx)
-    s._discard(item)
+    s._discard(item, tx)
     return ConstantVariable(None)
 
 
 def _m_remove(s: SetVariable, tx, item):
-    if lookup_key(item) not in s.keys:
+    if lookup_key(item, tx) not in s.keys:
         if not item.is_python_constant():
             raise Unsupported("KeyError from set.remove of a non-constant")
         raise observed(KeyError, item.as_python_constant(), reason="KeyError from set.remove")
@@ -487,7 +514,7 @@ def build_set(tx, iterable: VariableTracker | None, frozen: bool) -> SetVariable
     if frozen and _exact_frozenset(iterable):
         return iterable  # frozenset(fs) is fs itself, as CPython hands it back
     items = [] if iterable is None else iterable.unpack(tx)
-    made = SetVariable(items, frozen=frozen)
+    made = SetVariable(items, frozen=frozen, tx=tx)
     made.fresh = True
     return made
 

@@ -1,5 +1,5 @@
 """The stdlib callables modelled on trackers (functools, operator, itertools, collections,
-inspect, copy, traceback, re, warnings).
+inspect, copy, traceback, re, warnings; packaging.version).
 
 One table, `MODELS`: real callable -> handler(tx, *args, **kwargs).  The builder wraps a
 listed callable (identity-guarded) as a `ModelledFunctionVariable`; calling it runs the
@@ -22,6 +22,7 @@ from .functools_models import FUNCTOOLS_MODELS
 from .inspect_models import INSPECT_MODELS
 from .iterators import ITERTOOLS_MODELS
 from .re_models import RE_MODELS
+from .version_models import version_models
 from .warnings_models import WARNINGS_MODELS
 
 MODELS: dict[Any, Any] = {
@@ -33,6 +34,7 @@ MODELS: dict[Any, Any] = {
     **TRACEBACK_MODELS,
     **RE_MODELS,
     **WARNINGS_MODELS,
+    **version_models(),
 }
 
 

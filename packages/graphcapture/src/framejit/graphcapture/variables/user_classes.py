@@ -35,6 +35,7 @@ from .dict_objects import rebuild_dict_object
 from .exception_objects import ExceptionObjectVariable, exception_str
 from .exceptions import call_until, is_args_only_exception, is_python_init_exception
 from .functions import UserFunctionVariable
+from .legacy_tensors import LEGACY_TENSOR_TYPE, construct_legacy
 from .list_objects import new_storage, rebuild_list_object
 from .objects import (
     _MISSING,
@@ -235,6 +236,8 @@ def construct(tx, cls_vt, args: list, kwargs: dict) -> VariableTracker:
         return make_weakref(tx, args, kwargs)
     if cls in AUTOCAST_CLASSES:
         return make_autocast(tx, cls, args, kwargs)
+    if isinstance(cls, LEGACY_TENSOR_TYPE):
+        return construct_legacy(tx, cls, args, kwargs)
     if _is_torch_nn_module_class(cls) and all(
         a.is_python_constant() for a in [*args, *kwargs.values()]
     ):
