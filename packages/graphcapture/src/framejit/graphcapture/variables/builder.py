@@ -225,6 +225,8 @@ def _build(tx, value: Any, source) -> VariableTracker:
         return ListVariable(items, source)
     if type(value) in _DICT_TYPES:
         _guard(tx, source, GuardKind.TYPE_MATCH, value)
+        if type(value) is dict and source is not None and not _literal_keys(value):
+            return _wrap_object_keyed_dict(tx, value, source)
         items = _wrap_dict_items(tx, value, source)
         if type(value) is collections.defaultdict:
             factory_source = AttrSource(source, "default_factory") if source else None
@@ -686,6 +688,24 @@ def wrap_tensor(tx, value: torch.Tensor, source) -> VariableTracker:
     return TensorVariable(
         graph_input.node, graph_input.example, source, type(value), own_attrs=dict(vars(value))
     )
+
+
+def _literal_keys(value: dict) -> bool:
+    return all(type(k) in (str, int) for k in value)
+
+
+def _wrap_object_keyed_dict(tx, value: dict, source):
+    """A dict keyed by objects (a registry: pytree's SUPPORTED_NODES): its keys wrapped and
+    guarded as _wrap_dict_items does, each value when the trace reads it (lazy_dicts)."""
+    from .lazy_dicts import LazyValuesDictVariable
+
+    _guard(tx, source, GuardKind.LENGTH_CHECK, value)
+    keys, pending = {}, {}
+    for i, (k, v) in enumerate(value.items()):
+        key = key_of(_wrap_member(tx, k, DictKeyAtSource(source, i)))
+        keys[key] = None
+        pending[key] = (v, DictValueAtSource(source, i))
+    return LazyValuesDictVariable(tx, keys, pending, source)
 
 
 def _wrap_dict_items(tx, value: dict, source) -> dict:
