@@ -312,3 +312,55 @@ def test_always_true_is_a_plain_callable():
 def test_cache_entries_rejects_non_code():
     with pytest.raises(TypeError, match="code object or a Python function"):
         fe.cache_entries(42)
+
+
+def test_owned_entries_serve_only_their_callback():
+    """An entry with an owner is passed over by a thread whose callback is another object
+    (that callback compiles its own); an unowned entry serves every callback; RUN_ONLY
+    uses both."""
+
+    def make(tag, owner_is_self=True):
+        calls = []
+
+        def cb(frame, cache):
+            if frame.f_code is not add.__code__:
+                return None
+            calls.append(tag)
+            return fe.GuardedCode(
+                fe.always_true if tag != "b" else (lambda L: True),
+                add_replaced.__code__ if tag == "a" else add.__code__,
+                payload=tag,
+                owner=cb if owner_is_self else None,
+            )
+
+        cb.calls = calls
+        return cb
+
+    first, second = make("a"), make("b")
+    with fe.callback(first):
+        assert add(1, 2) == ("replaced", 1, 2)
+        assert add(1, 2) == ("replaced", 1, 2)
+    with fe.callback(second):
+        assert add(1, 2) == 3  # first's entry (always_true) is not second's
+        assert add(1, 2) == 3
+    assert first.calls == ["a"] and second.calls == ["b"]
+    entries = fe.cache_entries(add)
+    assert [e.owner for e in entries] == [second, first]
+    with fe.callback(first):
+        assert add(1, 2) == ("replaced", 1, 2)  # its own entry, behind second's
+    assert first.calls == ["a"]
+    fe.clear(add)
+    with fe.callback(fe.RUN_ONLY):
+        assert add(1, 2) == 3
+    with fe.callback(first):
+        add(1, 2)
+    with fe.callback(fe.RUN_ONLY):
+        assert add(1, 2) == ("replaced", 1, 2)
+    fe.clear(add)
+    shared = make("a", owner_is_self=False)
+    with fe.callback(shared):
+        add(1, 2)
+    with fe.callback(second):
+        assert add(1, 2) == ("replaced", 1, 2)  # an unowned entry serves everyone
+    assert second.calls == ["b"]
+    fe.clear(add)

@@ -179,6 +179,7 @@ static PyObject *fe_registry = NULL; /* weakref.WeakSet of codes that hold frame
 static PyObject *fe_always_true = NULL;
 static PyObject *fe_slot_key = NULL;
 static PyObject *fe_str_check_fn = NULL, *fe_str_code = NULL, *fe_str_payload = NULL;
+static PyObject *fe_str_owner = NULL;
 static PyObject *fe_str_add = NULL;
 
 /* ======================================================================================
@@ -192,6 +193,8 @@ typedef struct {
                          * "the original code" (no self-reference: co_extra is not traversed
                          * by the GC, so a cycle through it could never be collected) */
     PyObject *payload;  /* strong */
+    PyObject *owner;    /* strong or NULL: the callback setting the entry serves (NULL: every
+                         * one); a thread with another callback passes over it */
 } fe_entry;
 
 typedef struct {
@@ -207,6 +210,7 @@ static void fe_entry_clear(fe_entry *e) {
     Py_CLEAR(e->check_fn);
     Py_XSETREF(e->code, NULL);
     Py_CLEAR(e->payload);
+    Py_CLEAR(e->owner);
 }
 
 static void fe_extra_free(void *extra) {
@@ -284,7 +288,8 @@ static int fe_set_extra(PyObject *code, void *extra) {
 
 /* Insert (check_fn, code, payload) as the most recent entry, evicting the least recently
  * used one when the cache is at its limit. */
-static int fe_cache_add(PyCodeObject *co, PyObject *check_fn, PyObject *code, PyObject *payload) {
+static int fe_cache_add(PyCodeObject *co, PyObject *check_fn, PyObject *code, PyObject *payload,
+                        PyObject *owner) {
     void *extra = fe_get_extra(co);
     fe_cache *cache;
     if (extra == NULL || extra == FE_SKIP_MARK) {
@@ -329,6 +334,7 @@ static int fe_cache_add(PyCodeObject *co, PyObject *check_fn, PyObject *code, Py
     cache->entries[0].check_fn = Py_NewRef(check_fn);
     cache->entries[0].code = code == (PyObject *)co ? NULL : Py_NewRef(code);
     cache->entries[0].payload = Py_NewRef(payload);
+    cache->entries[0].owner = owner == Py_None ? NULL : Py_NewRef(owner);
     cache->n++;
     for (int i = 0; i < nevicted; i++) {
         fe_entry_clear(&evicted[i]);
@@ -766,7 +772,8 @@ static PyObject *fe_entries_list(PyObject *code) {
     for (int i = 0; i < n; i++) {
         fe_entry *e = &cache->entries[i];
         PyObject *item = PyObject_CallFunctionObjArgs(
-            fe_cache_entry_type, e->check_fn, e->code ? e->code : code, e->payload, NULL);
+            fe_cache_entry_type, e->check_fn, e->code ? e->code : code, e->payload,
+            e->owner ? e->owner : Py_None, NULL);
         if (item == NULL || PyList_Append(list, item) < 0) {
             Py_XDECREF(item);
             Py_DECREF(list);
@@ -1108,8 +1115,13 @@ static void fe_maybe_self_remove(void) {
 static int fe_lookup(_PyInterpreterFrame *frame, PyCodeObject *co, fe_cache *cache,
                      fe_Locals **locals, PyObject **hit) {
     unsigned long generation = fe_generation;
+    /* RUN_ONLY uses what any callback compiled; a callback only its own entries and unowned ones */
+    PyObject *owner = fe_tls.mode == FE_MODE_CALLBACK ? fe_tls.callback : NULL;
     for (int i = 0; i < cache->n; i++) {
         fe_entry *e = &cache->entries[i];
+        if (owner != NULL && e->owner != NULL && e->owner != owner) {
+            continue;
+        }
         if (e->check_fn == fe_always_true) {
             *hit = Py_NewRef(e->code ? e->code : (PyObject *)co);
             fe_cache_move_to_front(cache, i);
@@ -1184,9 +1196,10 @@ static int fe_ask_callback(_PyInterpreterFrame *frame, PyCodeObject *co, PyObjec
         PyObject *check = PyObject_GetAttr(r, fe_str_check_fn);
         PyObject *code = check ? PyObject_GetAttr(r, fe_str_code) : NULL;
         PyObject *payload = code ? PyObject_GetAttr(r, fe_str_payload) : NULL;
+        PyObject *owner = payload ? PyObject_GetAttr(r, fe_str_owner) : NULL;
         status = -1;
-        if (payload != NULL && fe_validate(co, code) == 0 &&
-            fe_cache_add(co, check, code, payload) == 0) {
+        if (owner != NULL && fe_validate(co, code) == 0 &&
+            fe_cache_add(co, check, code, payload, owner) == 0) {
             /* The replacement itself is never intercepted (unless it has a cache of its own). */
             if ((PyCodeObject *)code != co && fe_get_extra((PyCodeObject *)code) == NULL &&
                 fe_set_extra(code, FE_SKIP_MARK) < 0) {
@@ -1200,6 +1213,7 @@ static int fe_ask_callback(_PyInterpreterFrame *frame, PyCodeObject *co, PyObjec
         Py_XDECREF(check);
         Py_XDECREF(code);
         Py_XDECREF(payload);
+        Py_XDECREF(owner);
     }
     else {
         PyErr_Format(PyExc_TypeError,
@@ -1596,8 +1610,9 @@ static int fe_init_module(void) {
     fe_str_check_fn = PyUnicode_InternFromString("check_fn");
     fe_str_code = PyUnicode_InternFromString("code");
     fe_str_payload = PyUnicode_InternFromString("payload");
+    fe_str_owner = PyUnicode_InternFromString("owner");
     fe_str_add = PyUnicode_InternFromString("add");
-    if (!fe_slot_key || !fe_str_check_fn || !fe_str_code || !fe_str_payload || !fe_str_add) {
+    if (!fe_slot_key || !fe_str_check_fn || !fe_str_code || !fe_str_payload || !fe_str_owner || !fe_str_add) {
         return -1;
     }
     PyObject *module = PyImport_AddModule("framejit.frameeval._capi"); /* borrowed */

@@ -42,11 +42,16 @@ class GuardedCode:
     contents; an empty cell is absent) as a mapping name -> value (L['a']); the first
     cached entry whose check is true runs `code` with the frame's arguments, closure and
     globals.  `code` must have the original's arguments, flags and free variables.
+
+    owner: the callback setting the entry serves (held while the entry lives).  A thread
+    whose callback is another object passes over the entry (and compiles its own); None
+    serves every callback.  RUN_ONLY uses every entry.
     """
 
     check_fn: Callable[[Mapping[str, Any]], object]
     code: types.CodeType
     payload: Any = None
+    owner: Any = None
 
     def __post_init__(self) -> None:
         if not callable(self.check_fn):
@@ -61,8 +66,9 @@ class GuardedCode:
 
 @dataclass(frozen=True, slots=True)
 class CacheEntry:
-    """One cached (check_fn, code, payload), as reported by cache_entries()."""
+    """One cached (check_fn, code, payload, owner), as reported by cache_entries()."""
 
     check_fn: Callable[[Mapping[str, Any]], object]
     code: types.CodeType
     payload: Any = None
+    owner: Any = None

@@ -93,11 +93,29 @@ class _OptimizeContext:
 
 def optimize(backend="eager", *, nopython: bool = False, fullgraph: bool = False, dynamic=None):
     """`@optimize(backend)` or `with optimize(backend):` (torch._dynamo.optimize's shape)."""
+    return _OptimizeContext(_callback_for(backend, fullgraph or nopython, dynamic))
+
+
+# (backend identity, name, fullgraph, dynamic) -> (backend, its callback).  A cache entry
+# serves only the callback that compiled it (frameeval's entry owner): an entry compiled
+# for one backend or fullgraph setting is not run for another, while compiling the same
+# function again with the same backend and settings reuses what is compiled, as
+# torch.compile's backend-match guard does.  The backend is held so its id stays its own.
+_callbacks: dict[tuple, tuple[Any, FrameCallback]] = {}
+
+
+def _callback_for(backend, fullgraph: bool, dynamic) -> FrameCallback:
     backend_fn = lookup_backend(backend)
-    backend_fn = _NamedBackend(backend_fn, backend)
-    return _OptimizeContext(
-        FrameCallback(backend_fn, fullgraph=fullgraph or nopython, dynamic=dynamic)
+    name = backend if isinstance(backend, str) else None
+    key = (id(backend_fn), name, bool(fullgraph), dynamic)
+    found = _callbacks.get(key)
+    if found is not None and found[0] is backend_fn:
+        return found[1]
+    callback = FrameCallback(
+        _NamedBackend(backend_fn, backend), fullgraph=fullgraph, dynamic=dynamic
     )
+    _callbacks[key] = (backend_fn, callback)
+    return callback
 
 
 class _NamedBackend:
@@ -142,6 +160,7 @@ def run(fn=None):
 def reset() -> None:
     """Forget every compiled frame (caches, resume functions, counters)."""
     fe.reset()
+    _callbacks.clear()
     resume.clear_cache()
     dim_policy.reset()
     module_policy.reset()

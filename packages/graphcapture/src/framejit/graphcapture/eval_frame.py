@@ -37,6 +37,10 @@ class FrameCallback:
         self.dynamic = dynamic
         self._warned_limit: CodeKeyed[bool] = CodeKeyed()
 
+    def __repr__(self) -> str:
+        name = getattr(self.backend, "__name__", type(self.backend).__name__)
+        return f"FrameCallback(backend={name}, fullgraph={self.fullgraph}, dynamic={self.dynamic})"
+
     def __call__(self, frame, cache):
         code = frame.f_code
         if is_skipped_file(code.co_filename):
@@ -64,7 +68,7 @@ class FrameCallback:
                 code.co_name,
             )
             return None
-        failures = entry_failures(entries, frame.f_locals) if entries else []
+        failures = entry_failures(entries, frame.f_locals, self) if entries else []
         if failures:
             logger("recompiles").debug("%s", format_recompile(code, failures))
         try:
@@ -104,13 +108,15 @@ class FrameCallback:
         if fe.get_cache_limit() <= config.cache_size_limit:
             fe.set_cache_limit(config.cache_size_limit + 1)
         _discard_when_invalidated(code, result.check_fn)
-        return fe.GuardedCode(result.check_fn, result.code, result.record)
+        return fe.GuardedCode(result.check_fn, result.code, result.record, owner=self)
 
     def _warn_cache_limit(self, code, entries, f_locals) -> None:
         if code in self._warned_limit:
             return
         self._warned_limit[code] = True
-        hit = cache_limit_hit(code, config.cache_size_limit, entry_failures(entries, f_locals))
+        hit = cache_limit_hit(
+            code, config.cache_size_limit, entry_failures(entries, f_locals, self)
+        )
         logger("recompiles").warning("%s", hit.message, extra={"cache_limit": hit})
         warnings.warn(hit.message, RuntimeWarning, stacklevel=2)
 

@@ -58,9 +58,16 @@ def failing_guards(check_fn, f_locals) -> list[str]:
         return [f"{type(e).__name__}: {e}"]
 
 
-def entry_failures(entries: Sequence, f_locals) -> list[list[str]]:
-    """One list of failing guards per cache entry, most recent entry first."""
-    return [failing_guards(entry.check_fn, f_locals) for entry in entries]
+def entry_failures(entries: Sequence, f_locals, owner=None) -> list[list[str]]:
+    """One list of failing guards per cache entry, most recent entry first; an entry that
+    serves another callback than `owner` (another backend or fullgraph setting) fails
+    for that reason."""
+    return [
+        [f"compiled for another backend or settings: {entry.owner!r}"]
+        if owner is not None and getattr(entry, "owner", None) not in (None, owner)
+        else failing_guards(entry.check_fn, f_locals)
+        for entry in entries
+    ]
 
 
 def guard_key(reason: str) -> str:
