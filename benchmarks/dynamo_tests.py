@@ -11,6 +11,8 @@ replaced by framejit's compile/optimize/run/reset (fullgraph where the test
 asks for it: fullgraph=True, nopython=True, optimize_assert).  String backends become
 framejit's "eager" backend; callable backends (CompileCounter, EagerAndRecordGraphs, ...)
 are passed as they are, so the tests' frame and op counts count framejit's graphs.
+torch._dynamo.mark_dynamic/mark_static and torch.compiler.config.dynamic_sources reach
+framejit's equivalents (fj.mark_dynamic/mark_static, fj.config.dynamic_sources).
 The figure printed is how many of the tests torch passes also pass under framejit; the
 failures are listed with the first line of their error, most frequent first.
 
@@ -115,6 +117,7 @@ def _patch_framejit() -> None:
                 setattr(module, name, replacement)
     torch.compiler.reset = reset
     _mark_for_framejit(torch._dynamo, fj)
+    _mirror_torch_config(fj)
     _expect_framejit_breaks(torch._dynamo.exc.Unsupported, fj.GraphBreakInFullgraph)
     from torch.fx.experimental.symbolic_shapes import ConstraintViolationError
 
@@ -137,6 +140,26 @@ def _mark_for_framejit(dynamo, fj) -> None:
 
     dynamo.mark_dynamic = both(dynamo.mark_dynamic, fj.mark_dynamic, "min", "max")
     dynamo.mark_static = both(dynamo.mark_static, fj.mark_static)
+
+
+# framejit config knob -> torch.compiler.config option of the same meaning and syntax
+_MIRRORED_CONFIG = {"dynamic_sources": "dynamic_sources"}
+
+
+def _mirror_torch_config(fj) -> None:
+    """framejit's knobs that mean what a torch.compiler.config option means read that option,
+    so a test's `torch.compiler.config.patch(dynamic_sources=...)` reaches framejit's trace."""
+    import torch.compiler.config as torch_config
+
+    for ours, theirs in _MIRRORED_CONFIG.items():
+        setattr(
+            type(fj.config),
+            ours,
+            property(
+                lambda self, theirs=theirs: getattr(torch_config, theirs),
+                lambda self, value, theirs=theirs: setattr(torch_config, theirs, value),
+            ),
+        )
 
 
 def _expect_framejit_breaks(torch_break: type, framejit_break: type) -> None:

@@ -331,3 +331,54 @@ def test_symbolic_sizes_returned_to_python_are_the_real_ones():
         x = torch.randn(n, n + 1)
         assert compiled(x) == returns_sizes(x)
     assert len(fe.cache_entries(returns_sizes)) == 1
+
+
+def scaled(x, n):
+    return x * n
+
+
+def rows_then_break(x):
+    x = x * 2
+    torch._dynamo.graph_break()
+    return x.sum(0)
+
+
+# config.dynamic_sources (torch.compiler.config.dynamic_sources' syntax): the named sources
+# are symbols from the first compile, over dynamic=False; `:N` limits an entry to dim N.
+# (spec, dynamic=, fn, argument lists, graphs compiled)
+DYNAMIC_SOURCES = [
+    ("L['x']", None, double_rows, [(torch.randn(n, 3),) for n in (2, 3, 4)], 1),
+    ("L['x']", False, double_rows, [(torch.randn(n, 3),) for n in (2, 3, 4)], 1),
+    ("L['y']", False, double_rows, [(torch.randn(n, 3),) for n in (2, 3)], 2),
+    ("L['x']:1", False, double_rows, [(torch.randn(2, n),) for n in (2, 3, 4)], 1),
+    ("L['x']:1", False, double_rows, [(torch.randn(n, 2),) for n in (2, 3)], 2),
+    ("L['x'], L['n']", False, scaled, [(torch.randn(n), n) for n in (2, 3, 4)], 1),
+    (r"L\['x.*'\], L\['n.*'\]", False, scaled, [(torch.randn(n), n) for n in (2, 3, 4)], 1),
+    # a regex whose own colon is not a dim suffix
+    (r"L\['(?:x|n)'\]", False, scaled, [(torch.randn(n), n) for n in (2, 3, 4)], 1),
+    # the resume function after a break names the same local: no recompiles there either
+    ("L['x']", None, rows_then_break, [(torch.randn(n, 3),) for n in (2, 3, 4)], 2),
+]
+
+
+@pytest.mark.parametrize(("spec", "dynamic", "fn", "calls", "graphs"), DYNAMIC_SOURCES)
+def test_dynamic_sources_are_symbols_from_the_first_compile(
+    monkeypatch, spec, dynamic, fn, calls, graphs
+):
+    monkeypatch.setattr(fj.config, "dynamic_sources", spec)
+    rec = Recorder()
+    compiled = fj.compile(fn, backend=rec, dynamic=dynamic)
+    for args in calls:
+        torch.testing.assert_close(compiled(*args), fn(*args))
+    assert len(rec.graphs) == graphs
+
+
+def test_dynamic_sources_yield_to_mark_static(monkeypatch):
+    monkeypatch.setattr(fj.config, "dynamic_sources", "L['x']")
+    rec = Recorder()
+    compiled = fj.compile(double_rows, backend=rec, dynamic=False)
+    for n in (4, 5):
+        x = torch.randn(n, 3)
+        fj.mark_static(x, 0)
+        torch.testing.assert_close(compiled(x), double_rows(x))
+    assert len(rec.graphs) == 2

@@ -11,6 +11,10 @@ def _env_int(name: str, default: int) -> int:
     return int(value) if value else default
 
 
+def _env_str(name: str, default: str) -> str:
+    return os.environ.get(name, default)
+
+
 def _env_flag(name: str, default: bool) -> bool:
     value = os.environ.get(name)
     return default if value is None else value not in ("", "0", "false", "False")
@@ -34,6 +38,10 @@ class Config:
     max_traced_instructions: int = _env_int("FRAMEJIT_MAX_TRACED_INSTRUCTIONS", 200_000)
     # items one traced generator may yield before it is taken for an infinite one
     max_generator_yields: int = _env_int("FRAMEJIT_MAX_GENERATOR_YIELDS", 10_000)
+    # input sources traced as symbols from the first compile, whatever `dynamic=` says:
+    # comma-separated names or regexes (re.match) of sources, each with an optional `:dim`
+    # (torch.compiler.config.dynamic_sources' syntax): "L['x'], L['y']:0, L\['h.*'\]"
+    dynamic_sources: str = _env_str("FRAMEJIT_DYNAMIC_SOURCES", "")
 
 
 config = Config()

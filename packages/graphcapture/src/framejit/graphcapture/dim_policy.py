@@ -7,6 +7,9 @@ The rule, as TorchDynamo's (first match wins, per dim):
 - `dynamic=None` (automatic): the first compile of a code object specialises every size and
   remembers them per input source; a later compile of the same code (a guard failed) makes
   symbolic every dim whose size differs from the one remembered, for good.
+- `config.dynamic_sources` (names or regexes of input sources, `:dim` optional): a symbol
+  from the first compile, over `dynamic=False` (but not over `fj.mark_static`); an int
+  argument named there too.
 Sizes 0 and 1 are always specialised (the ShapeEnv does it), so a dynamic entry is guarded
 ``2 <= size``.
 
@@ -19,11 +22,14 @@ any value (0, 1 and negatives included: torch's unspecified symbol).
 
 from __future__ import annotations
 
+import functools
+import re
 from dataclasses import dataclass, field
 
 import torch
 
 from .code_keyed import CodeKeyed
+from .config import config
 from .dynamic_shapes import DimSpec
 from .logs import logger
 
@@ -72,6 +78,40 @@ def propagate(code, values: list[tuple[str, object]]) -> None:
                 seen[d] = None
 
 
+_DIM_SUFFIX = re.compile(r"^(.+):(\d+)$")
+
+
+@functools.lru_cache(maxsize=8)
+def _configured_sources(text: str) -> tuple[tuple[str, int | None], ...]:
+    """`config.dynamic_sources` as (pattern, dim) entries; a trailing `:N` (the last colon:
+    a regex may hold others) restricts an entry to dim N."""
+    entries = []
+    for entry in text.replace(" ", "").split(","):
+        m = _DIM_SUFFIX.match(entry)
+        if m:
+            entries.append((m.group(1), int(m.group(2))))
+        elif entry:
+            entries.append((entry, None))
+    return tuple(entries)
+
+
+def configured_dynamic(name: str, dim: int | None = None) -> bool:
+    """Whether `config.dynamic_sources` names source `name` (dim `dim`; None: any dim)."""
+    if not config.dynamic_sources:
+        return False
+    for pattern, pat_dim in _configured_sources(config.dynamic_sources):
+        if (pattern == name or _matches(pattern, name)) and (dim is None or pat_dim in (None, dim)):
+            return True
+    return False
+
+
+def _matches(pattern: str, name: str) -> bool:
+    try:
+        return re.match(pattern, name) is not None
+    except re.error:
+        return False  # an exact name with brackets, not a regex
+
+
 def marked_dims(tensor: torch.Tensor) -> frozenset[int]:
     return frozenset(getattr(tensor, DYNAMIC_DIMS_ATTR, ()) or ())
 
@@ -108,6 +148,8 @@ class DimPolicy:
             if d in marked:
                 lo, hi = bounds.get(d, (None, None))
                 out[d] = DimSpec(marked=True, min=lo, max=hi)
+            elif configured_dynamic(name, d):
+                out[d] = DimSpec()
             elif self.dynamic is True:
                 out[d] = DimSpec(duck=True)
             elif d in automatic:
@@ -116,6 +158,8 @@ class DimPolicy:
 
     def int_dynamic(self, name: str, value: int) -> bool:
         """Whether the int argument at source `name` is traced as a symbol."""
+        if configured_dynamic(name):
+            return True
         if self.dynamic is not None:
             return self.dynamic
         if self.frame is None:
