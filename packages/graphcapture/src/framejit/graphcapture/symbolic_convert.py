@@ -40,6 +40,7 @@ from .variables import (
     TupleVariable,
     VariableTracker,
     context_managers,
+    tensor_asserts,
     wrap,
 )
 from .variables.autocast import AutocastVariable
@@ -741,6 +742,10 @@ class InstructionTranslatorBase:
 
     def POP_JUMP_IF_TRUE(self, inst):
         value = self.stack[-1]
+        if tensor_asserts.rewrite(self, value, inst):  # `assert tensor, "message"`
+            self.pop()
+            self.jump(inst)
+            return
         truth = self._truth(value)
         self.pop()
         if truth:
