@@ -60,6 +60,33 @@ class Mapping(collections.OrderedDict):
     pass
 
 
+class Fallback:
+    """A __getattribute__ that raises AttributeError: Python then asks __getattr__."""
+
+    def __init__(self):
+        self.real = 2
+
+    def __getattribute__(self, name):
+        if name.startswith("virtual_"):
+            raise AttributeError(name)
+        return super().__getattribute__(name)
+
+    def __getattr__(self, name):
+        return len(name)
+
+
+class ScaledByOwner:
+    """A descriptor whose value comes from the owner class it is given."""
+
+    def __get__(self, obj, objtype=None):
+        return objtype.factor * 10
+
+
+class Owner:
+    factor = 3
+    scaled = ScaledByOwner()
+
+
 def through_set_descriptor(x, obj):
     obj.field = 10
     return x + obj.field
@@ -90,12 +117,22 @@ def dict_store_on_a_dict_subclass(x, m):
     return x * len(m.__dict__["log"])
 
 
+def getattribute_falls_back_to_getattr(x, obj):
+    return x + obj.virtual_abc + obj.real
+
+
+def descriptor_reads_its_owner(x, obj):
+    return x * obj.scaled
+
+
 CASES = [
     (through_set_descriptor, Plain),
     (through_property_setter, Plain),
     (through_get_and_set, Plain),
     (dict_store_then_reads, Plain),
     (dict_store_on_a_dict_subclass, Mapping),
+    (getattribute_falls_back_to_getattr, Fallback),
+    (descriptor_reads_its_owner, Owner),
 ]
 
 
@@ -134,3 +171,14 @@ def test_second_call_sees_the_replayed_state():
     for _ in range(2):
         torch.testing.assert_close(compiled(x, obj), through_set_descriptor(x, expected_obj))
     assert obj.__dict__["field"] == expected_obj.__dict__["field"] == 40
+
+
+def test_a_descriptors_reads_off_its_owner_are_guarded():
+    compiled = fj.compile(descriptor_reads_its_owner, backend="eager", fullgraph=True)
+    x, obj = torch.ones(2), Owner()
+    torch.testing.assert_close(compiled(x, obj), x * 30)
+    Owner.factor = 5
+    try:
+        torch.testing.assert_close(compiled(x, obj), x * 50)
+    finally:
+        Owner.factor = 3

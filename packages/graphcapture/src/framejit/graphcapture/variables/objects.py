@@ -84,7 +84,17 @@ class GetAttrMixin:
                 raise Unsupported(f"{cls.__name__}.__getattribute__ is not a Python function")
             # e.g. transformers' PretrainedConfig (attribute_map aliases): traced, and its
             # super().__getattribute__ comes back to generic_lookup
-            return UserMethodVariable(getattribute, self).call_function(
+            try:
+                return UserMethodVariable(getattribute, self).call_function(
+                    tx, [ConstantVariable(name)], {}
+                )
+            except ObservedException as e:  # AttributeError: Python asks __getattr__
+                getattr_fn = _class_lookup(cls, "__getattr__")
+                if not issubclass(e.exc_type, AttributeError) or not isinstance(
+                    getattr_fn, types.FunctionType
+                ):
+                    raise
+            return UserMethodVariable(getattr_fn, self).call_function(
                 tx, [ConstantVariable(name)], {}
             )
         return self.generic_lookup(tx, name)
@@ -116,11 +126,11 @@ class GetAttrMixin:
             raise Unsupported(f"property {name!r} with a non-Python getter")
         get = _python_descriptor_method(class_attr, "__get__")
         if get is not None and _is_data_descriptor(class_attr):
-            return _call_descriptor(tx, self, name, get, [self, UserDefinedClassVariable(cls)])
+            return _call_descriptor(tx, self, name, get, [self, _owner(self, cls)])
         if instance_dict is not None and name in instance_dict:
             return wrap(tx, instance_dict[name], source)
         if get is not None:  # a non-data descriptor: the instance __dict__ wins over it
-            return _call_descriptor(tx, self, name, get, [self, UserDefinedClassVariable(cls)])
+            return _call_descriptor(tx, self, name, get, [self, _owner(self, cls)])
         if class_attr is _MISSING:
             getattr_fn = _class_lookup(cls, "__getattr__")
             if getattr_fn is not _MISSING and (
@@ -159,6 +169,15 @@ class GetAttrMixin:
 
 
 _MISSING = object()
+
+
+def _owner(obj: VariableTracker, cls: type) -> VariableTracker:
+    """The class a descriptor's `__get__(obj, owner)` is given: read as `type(obj)` where
+    obj has a source, so what the descriptor reads off it is guarded."""
+    from framejit.guards import TypeSource
+
+    source = TypeSource(obj.source) if obj.source is not None else None
+    return UserDefinedClassVariable(cls, source)
 
 
 def _is_data_descriptor(attr) -> bool:
