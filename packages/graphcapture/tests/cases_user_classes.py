@@ -11,6 +11,7 @@ from __future__ import annotations
 import collections
 import dataclasses
 import enum
+import sys
 import typing
 
 import torch
@@ -245,6 +246,27 @@ def super_multiple_inheritance(x):
 @case(t(4))
 def classmethod_through_instance(x):
     return Child(x, 1).build(x) + Base.build(x).value()
+
+
+if sys.version_info < (3, 13):  # (3.13 stopped chaining classmethod over another descriptor)
+
+    class BoxIndex(enum.IntEnum):
+        """An IntEnum whose class-level properties give slices (torch's issue134451)."""
+
+        X = 0
+        Y = 1
+        HEADING = 2
+
+        @classmethod
+        @property
+        def POINT(cls):
+            return slice(cls.X, cls.Y + 1)
+
+    @case(t(3, 5))
+    def classmethod_over_property(x):
+        x = x.clone()
+        x[..., BoxIndex.POINT] = x[..., BoxIndex.POINT].tanh() * 32
+        return x
 
 
 # ----------------------------------------------------------------- dict subclasses, metaclasses

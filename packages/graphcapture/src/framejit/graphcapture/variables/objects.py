@@ -20,6 +20,7 @@ from .base import (
     is_constant_value,
 )
 from .builtin_bases import container_base, contents, slot_method
+from .classmethods import bind_classmethod
 from .containers import IteratorVariable, TupleVariable
 from .exceptions import ObservedException, observed
 from .functions import UserFunctionVariable, UserMethodVariable
@@ -145,8 +146,7 @@ class GetAttrMixin:
         if isinstance(class_attr, staticmethod):
             return wrap(tx, class_attr.__func__, None)
         if isinstance(class_attr, classmethod):
-            cls_vt = UserDefinedClassVariable(cls)
-            return UserMethodVariable(class_attr.__func__, cls_vt)
+            return bind_classmethod(tx, class_attr, UserDefinedClassVariable(cls))
         if isinstance(class_attr, types.FunctionType):
             return UserMethodVariable(class_attr, self, source)
         bound = slot_method(self, cls, class_attr, name)
@@ -656,7 +656,7 @@ class UserDefinedClassVariable(ConcreteValueVariable):
                 return AutogradFunctionApplyVariable(self)
         if isinstance(attr, (staticmethod, classmethod)):
             if isinstance(attr, classmethod):
-                return UserMethodVariable(attr.__func__, self)
+                return bind_classmethod(tx, attr, self)
             return wrap(tx, attr.__func__, None)
         if getattr(attr, "__objclass__", None) in (set, frozenset) and callable(attr):
             # CustomSet.add(s, x): set's own method, called with the object first

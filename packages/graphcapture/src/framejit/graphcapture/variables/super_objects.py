@@ -10,6 +10,7 @@ from ..exc import Unsupported
 from ..sources import AttrSource, ItemSource
 from .base import VariableTracker
 from .builtin_bases import slot_method
+from .classmethods import bind_classmethod
 from .functions import UserFunctionVariable, UserMethodVariable
 from .objects import (
     _MODULE_CALL,
@@ -71,7 +72,7 @@ class SuperVariable(VariableTracker):
                 self._guard_found(tx, is_class, at, name, attr)
                 if isinstance(attr, classmethod):
                     owner = self.obj if is_class else UserDefinedClassVariable(obj_type)
-                    return UserMethodVariable(attr.__func__, owner)
+                    return bind_classmethod(tx, attr, owner)
                 if isinstance(attr, staticmethod):
                     return UserFunctionVariable(attr.__func__)
                 if is_class and isinstance(attr, types.FunctionType):
