@@ -29,6 +29,13 @@ CASES = {
     "ndarray_int": (lambda a: a.tolist(), np.arange(5)),
     "ndarray_float_2d": (lambda a: a.tolist(), np.arange(6.0).reshape(2, 3)),
     "ndarray_of_tensor": (lambda t: (t.numpy() * 2).tolist(), torch.arange(4)),
+    # bool() of a captured item or of a one-element tensor: `item != 0`, a graph node
+    "bool_of_int_item": (lambda x: bool(x.item()), torch.tensor([3])),
+    "bool_of_zero_item": (lambda x: bool(x.item()), torch.tensor([0])),
+    "bool_of_float_item": (lambda x: bool(x.item()), torch.tensor([0.5])),
+    "bool_of_bool_item": (lambda x: bool((x > 1).item()), torch.tensor([2])),
+    "bool_of_tensor": (lambda m: bool((m == 0).all()), torch.zeros(2, 3)),
+    "bool_of_0d_tensor": (lambda x: (bool(x), x + 1), torch.tensor(0.0)),
 }
 
 
@@ -62,3 +69,10 @@ def test_tolist_without_fullgraph_is_a_break():
     fn = lambda x: (x + 1).tolist()  # noqa: E731
     assert fj.compile(fn, backend=counter)(torch.arange(3)) == [1, 2, 3]
     assert counter.frame_count == 1  # x + 1; the tolist() ran eagerly after the graph
+
+
+def test_bool_of_a_tensor_with_more_elements_raises_as_eager():
+    fj.reset()
+    compiled = fj.compile(lambda x: bool(x), backend="eager", fullgraph=True)
+    with pytest.raises(RuntimeError):
+        compiled(torch.tensor([1, 2, 3]))

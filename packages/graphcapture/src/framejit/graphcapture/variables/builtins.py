@@ -40,7 +40,7 @@ from .numpy_arrays import NdarrayVariable
 from .object_ids import ObjectIdVariable, builtin_id, compare_ids
 from .objects import InstanceDictVariable
 from .sets import SetVariable, build_set, set_binary_op, tracker_of_key
-from .sym_builtins import constant_repeat, specialised_arguments
+from .sym_builtins import captured_bool, constant_repeat, specialised_arguments
 from .sym_builtins import install as _install_symbolic_handlers
 from .sym_node import SymNodeVariable, specialised, sym_binary_op
 from .tensor import TensorVariable, setitem_tensor  # noqa: F401 (re-exported)
@@ -703,6 +703,11 @@ def _number_of_item(tx, fn, tensor):
 def _bool(tx, x=None):
     if x is None:
         return ConstantVariable(False)
+    if isinstance(x, TensorVariable) and tx.output.fullgraph:
+        # bool(t) of a one-element tensor: its item captured, as float(t) / int(t) are
+        from .tensor import captured_item
+
+        return captured_bool(tx, captured_item(tx, x))
     return ConstantVariable(x.truth(tx))
 
 

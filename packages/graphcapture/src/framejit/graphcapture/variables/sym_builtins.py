@@ -17,6 +17,7 @@ import torch
 
 from .base import ConstantVariable, VariableTracker, fold
 from .sym_node import SymNodeVariable, specialised
+from .tensor import ItemVariable
 
 
 def _plain_int(vt: VariableTracker) -> bool:
@@ -65,12 +66,24 @@ def _symbolic_float(tx, x=None, *rest, **kwargs):
     return tx.output.call_op("call_function", torch.sym_float, [x], {})
 
 
+def captured_bool(tx, x=None, *rest, **kwargs):
+    """`bool(t.item())` in a fullgraph trace: `item != 0` as a graph node (the number is
+    unknown while tracing: torch.compile's capture_scalar_outputs makes it the same node)."""
+    if rest or kwargs or not isinstance(x, ItemVariable):
+        return None
+    if isinstance(x.example, torch.SymBool):
+        return x
+    zero = ConstantVariable(0.0 if isinstance(x.example, torch.SymFloat) else 0)
+    return tx.output.call_op("call_function", operator.ne, [x, zero], {})
+
+
 _SYMBOLIC = {
     max: _symbolic_minmax(max),
     min: _symbolic_minmax(min),
     abs: _symbolic_abs,
     int: _symbolic_int,
     float: _symbolic_float,
+    bool: captured_bool,
 }
 
 
