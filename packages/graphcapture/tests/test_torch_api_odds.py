@@ -249,3 +249,22 @@ def test_higher_order_operator_call_is_a_graph_break():
     reasons = [b.reason for r in records for b in r.graph_breaks]
     assert any("higher-order operator cond" in r for r in reasons)
     assert not any(r.skipped_reason for r in records if r.function_name == "_calls_cond_op")
+
+
+def _zero_rows_or_not(x):
+    from torch.fx.experimental.symbolic_shapes import guard_or_false, guard_size_oblivious
+
+    if guard_size_oblivious(x.size(0) == 0):
+        return torch.ones(1)
+    return x * 2 if guard_or_false(x.size(0) > 2) else x - 1
+
+
+@pytest.mark.parametrize("dynamic", [None, True])
+def test_symbolic_shapes_size_questions_answer_as_eager(dynamic):
+    """guard_size_oblivious / guard_or_false of a plain or symbolic size: its truth, guarded."""
+    counter = fj.testing.CompileCounter()
+    compiled = fj.compile(_zero_rows_or_not, backend=counter, fullgraph=True, dynamic=dynamic)
+    for n in (0, 2, 5, 6, 2):
+        x = torch.randn(n, 3)
+        torch.testing.assert_close(compiled(x), _zero_rows_or_not(x))
+    assert counter.frame_count <= 4

@@ -93,6 +93,30 @@ TRACING_FACTS = {
 }
 
 
+# torch.fx.experimental.symbolic_shapes' questions about a size expression.  Eager code asks
+# them of plain bools; a traced symbolic one is answered from its truth (guarded, so the
+# answer is eager's), a captured Tensor.item() value stays a break.
+SIZE_QUESTIONS = {
+    ("torch.fx.experimental.symbolic_shapes", name)
+    for name in ("guard_size_oblivious", "guard_or_false", "guard_or_true",
+                 "statically_known_true", "statically_known_false")
+}  # fmt: skip
+
+
+def _size_question(tx, fn, args: list, kwargs: dict) -> VariableTracker | None:
+    from .sym_node import SymNodeVariable
+
+    key = (getattr(fn, "__module__", None), getattr(fn, "__qualname__", None))
+    if key not in SIZE_QUESTIONS or len(args) != 1 or kwargs:
+        return None
+    (arg,) = args
+    if isinstance(arg, SymNodeVariable):
+        return ConstantVariable(fn(arg.truth(tx)))
+    if arg.is_python_constant():
+        return ConstantVariable(fn(arg.as_python_constant()))
+    return None
+
+
 def tracing_fact(fn):
     """The folded answer of an is_compiling()-style query, or None if `fn` is not one."""
     key = (getattr(fn, "__module__", None), getattr(fn, "__qualname__", None))
@@ -168,6 +192,9 @@ def call_torch_function(tx, fn_vt, args: list, kwargs: dict) -> VariableTracker:
         values = [a.as_python_constant() for a in args]
         kw = {k: v.as_python_constant() for k, v in kwargs.items()}
         return ConstantVariable(fn(*values, **kw))
+    answered = _size_question(tx, fn, args, kwargs)
+    if answered is not None:
+        return answered
     if getattr(fn, "__wrapped__", None) is not None:
         raise Unsupported(f"call to the wrapped torch function {fn!r}")
     if _qualified(fn) in SHAPE_AS_TENSOR:
