@@ -128,6 +128,24 @@ def test_view_of_a_hit_aliases_its_input():
     assert y._base is x
 
 
+@pytest.mark.parametrize("grad", [False, True], ids=["no_grad", "grad"])
+def test_unsafe_view_is_views_twin_below_autograd(grad):
+    """_unsafe_view dispatched as view: same metadata and storage as torch's own impl, and
+    above the dispatch still no view (autograd tracks it as _unsafe_view)."""
+    outs = []
+    for mode in (CaptureFakeMode(shape_env=ShapeEnv()), FakeTensorMode(shape_env=ShapeEnv())):
+        x = mode.from_tensor(torch.randn(16, 32), static_shapes=True)
+        with torch.set_grad_enabled(grad), mode:
+            y = (x * 2).requires_grad_(grad) if grad else x
+            outs.append([torch.ops.aten._unsafe_view(y, [2, 8, 32]) for _ in range(2)])
+            assert all(o.untyped_storage()._cdata == y.untyped_storage()._cdata for o in outs[-1])
+            with pytest.raises(Exception, match="view"):  # not viewable: view's error
+                torch.ops.aten._unsafe_view(y.t(), [2, 8, 32])
+    mine, torchs = outs
+    assert [_props(o) for o in mine] == [_props(o) for o in torchs]
+    assert not mine[0]._is_view()
+
+
 def test_symbolic_sizes_take_torchs_path():
     shape_env = ShapeEnv()
     mode = CaptureFakeMode(shape_env=shape_env)

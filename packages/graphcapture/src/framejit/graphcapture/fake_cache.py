@@ -14,7 +14,8 @@ static sizes (fresh, or a view of one argument: no in-place alias, no tuple) bec
 FakeTensor, as torch's entry path makes it.  Anything else (a SymInt, a
 sparse or constant-carrying tensor, a callable argument, an in-place op's entry, a
 tuple output) goes to torch's own code unchanged, so what is cached and when a cache entry
-applies stay torch's decisions.
+applies stay torch's decisions.  ``_unsafe_view`` (the last op of every matmul over 3-d
+inputs, which torch's cache refuses) is dispatched as ``view``, its twin below autograd.
 """
 
 from __future__ import annotations
@@ -121,8 +122,20 @@ def _tensor(mode: FakeTensorMode, out: list, t: FakeTensor) -> None:
     )
 
 
+_aten = torch.ops.aten
+
+
 class CaptureFakeMode(FakeTensorMode):
     """FakeTensorMode whose dispatch cache keys and hits cost less (see the module doc)."""
+
+    def _cached_dispatch_impl(self, func, types, args, kwargs):
+        if func is _aten._unsafe_view.default:
+            # matmul/linear over 3-d inputs end in _unsafe_view, which torch's cache never
+            # keeps ("unsafe view": not marked a view, yet it aliases).  Below autograd it is
+            # view: fake_impls gives both one implementation (_view_meta), and the view
+            # tracking that tells them apart happens above this dispatch, for the op called.
+            func = _aten.view.default
+        return super()._cached_dispatch_impl(func, types, args, kwargs)
 
     def _cache_key(self, state, func, args, kwargs):
         out = [
