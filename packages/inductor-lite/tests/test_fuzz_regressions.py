@@ -57,3 +57,19 @@ def test_fill_of_a_non_overlapping_view_still_compiles():
 
     x = torch.tensor([[2.5], [7.0]])
     compile_and_check(fn, [x.clone()], lowered=True)  # fills are idempotent: reruns agree
+
+
+@pytest.mark.parametrize("src", [torch.float64, torch.float32, torch.bfloat16])
+@pytest.mark.parametrize("dst", [torch.int64, torch.int32, torch.int16, torch.int8, torch.uint8])
+def test_float_to_integer_out_of_range_converts_like_eager(src, dst):
+    """inf // 1 -> int64 -> float came back inf: GCC folds (double)(int64_t)x into trunc(x)
+    (an out-of-range static_cast is undefined).  The kernel converts the way eager does on
+    x86: NaN and out-of-range give the minimum, types under 32 bits wrap through int32
+    (fuzz seed 5041: log1p(clamp(v.to(int64))) took the wrong sign)."""
+    values = [float("inf"), -float("inf"), float("nan"), 1e20, 3e9, 7e4, 300.0, -1.0, -129.5, 2.7]
+    x = torch.tensor(values, dtype=src)
+
+    def fn(x):
+        return x.to(dst) * 1.0, (x + 0).to(dst) + 1, torch.log1p(x.to(dst).clamp(-0.5, 8))
+
+    compile_and_check(fn, [x], gm=make_fx(fn)(x))

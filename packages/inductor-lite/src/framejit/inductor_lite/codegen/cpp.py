@@ -209,6 +209,8 @@ class CppKernelOps:
             return CppValue(value.expr, dtype)
         if dtype == torch.bool:
             return self._temp(f"({value} != 0)", dtype)
+        if value.dtype in FLOATS and dtype not in FLOATS:
+            return self._temp(f"fj_float_to_int<{C_TYPES[dtype]}>({value})", dtype)
         return self._temp(f"static_cast<{C_TYPES[dtype]}>({value})", dtype)
 
     def where(self, cond: CppValue, a: CppValue, b: CppValue) -> CppValue:

@@ -148,6 +148,18 @@ static inline uint16_t fj_float_to_half(float f) {
 }
 static inline float fj_round_half(float f) { return fj_half_to_float(fj_float_to_half(f)); }
 
+// eager's float -> integer conversion on x86 (cvtt*2si): NaN and out-of-range values give
+// the minimum; types under 32 bits go through int32 and wrap.  A bare static_cast is
+// undefined there, and GCC folds (double)(int64_t)x into trunc(x) (inf stays inf).
+template <class T, class F> static inline T fj_float_to_int(F x) {
+  if constexpr (sizeof(T) == 8) {
+    const bool in_range = x >= F(-9223372036854775808.0) && x < F(9223372036854775808.0);
+    return in_range ? static_cast<T>(x) : static_cast<T>(-9223372036854775807LL - 1);
+  } else {
+    const bool in_range = x >= F(-2147483648.0) && x < F(2147483648.0);
+    return static_cast<T>(in_range ? static_cast<int32_t>(x) : static_cast<int32_t>(-2147483647 - 1));
+  }
+}
 template <class T> static inline T fj_sigmoid(T x) { return T(1) / (T(1) + fj_exp(-x)); }
 template <class T> static inline T fj_silu(T x) { return x / (T(1) + fj_exp(-x)); }
 template <class T> static inline T fj_relu(T x) { return x < T(0) ? T(0) : x; }
