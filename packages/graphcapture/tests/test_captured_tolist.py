@@ -76,3 +76,26 @@ def test_bool_of_a_tensor_with_more_elements_raises_as_eager():
     compiled = fj.compile(lambda x: bool(x), backend="eager", fullgraph=True)
     with pytest.raises(RuntimeError):
         compiled(torch.tensor([1, 2, 3]))
+
+
+def _checked_then_branched(x):
+    u0, u1 = x.tolist()
+    torch._check(u0 > 2)
+    torch._check((2 * u0) // (u0 + u1) != 0)
+    if u0 > 1 and (2 * u0) // (u0 + u1) != 0:  # decided by the checks, no number needed
+        return x * 2
+    return x - 1
+
+
+def test_torch_check_of_a_captured_item_is_assumed_then_checked_when_run():
+    counter = fj.testing.CompileCounter()
+    fj.reset()
+    compiled = fj.compile(_checked_then_branched, backend=counter, fullgraph=True)
+    for x in (torch.tensor([3, 3]), torch.tensor([5, 1])):
+        torch.testing.assert_close(compiled(x), _checked_then_branched(x))
+    assert counter.frame_count == 1
+    for bad in (torch.tensor([2, 0]), torch.tensor([3, 9])):  # each breaks one check
+        with pytest.raises(RuntimeError, match="Expected cond to be True"):
+            _checked_then_branched(bad)
+        with pytest.raises(RuntimeError, match="Expected cond to be True"):
+            compiled(bad)

@@ -272,8 +272,37 @@ def _torch_check(tx, fn, cond: VariableTracker, rest: list) -> VariableTracker:
     reason carries eager's message, so fullgraph's error says what failed)."""
     if isinstance(cond, TensorVariable):
         raise Unsupported(f"{fn.__name__}() of a tensor")
+    if fn is torch._check and not rest and _data_dependent(cond):
+        return _deferred_check(tx, cond)
     if not cond.truth(tx):
         raise Unsupported(f"{fn.__name__}() failed: {_check_message(tx, rest)}")
+    return ConstantVariable(None)
+
+
+def _data_dependent(cond: VariableTracker) -> bool:
+    from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
+
+    from .sym_node import SymNodeVariable
+
+    return (
+        isinstance(cond, SymNodeVariable)
+        and isinstance(cond.example, torch.SymBool)
+        and bool(free_unbacked_symbols(cond.example.node.expr))
+    )
+
+
+def _deferred_check(tx, cond) -> VariableTracker:
+    """torch._check of a condition on a captured Tensor.item() (no number to decide it
+    now): the ShapeEnv assumes it from here on (what follows may rely on it) and the graph
+    checks it when it runs, raising eager's RuntimeError when it does not hold."""
+    try:
+        torch._check(cond.example)
+    except Exception as e:  # the ShapeEnv proves it false: eager raises it on every input
+        raise Unsupported(f"torch._check() failed: {type(e).__name__}: {e}") from e
+    message = "Expected cond to be True, but got False."
+    tx.output.create_node(
+        "call_function", torch.ops.aten._assert_scalar.default, (cond.node, message), {}, None
+    )
     return ConstantVariable(None)
 
 
