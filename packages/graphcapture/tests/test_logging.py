@@ -52,7 +52,8 @@ def test_artifacts(logs, caplog):
     assert f"size=[10], stride=[1])  # {__file__}:18 in toy_example" in text
     assert "TRACED GRAPH __compiled_fn_0" in text
     assert "opcode" in text and "placeholder" in text and "call_method" in text
-    assert "def forward(self, a" in text
+    assert "def forward(self, L_a_" in text and "l_a_ = L_a_" in text  # named as torch's
+    assert f"# File: {__file__}:18 in toy_example, code: x = a / (torch.abs(a) + 1)" in text
     assert "Graph break in user code at" in text and "if b.sum() < 0:" in text
     assert "Recompiling function toy_example" in text
 

@@ -51,7 +51,8 @@ def test_first_graph_is_the_seed_graph():
     gm, example_inputs = graphs[0]
     nodes = list(gm.graph.nodes)
     assert [n.op for n in nodes[:2]] == ["placeholder", "placeholder"]
-    assert [n.name for n in nodes[:2]] == ["a", "b"]
+    # named as the seed's `source code of __compiled_fn_0` shows: forward(self, L_a_, L_b_)
+    assert [(n.name, n.target) for n in nodes[:2]] == [("l_a_", "L_a_"), ("l_b_", "L_b_")]
     calls = [(n.op, n.target) for n in nodes[2:-1]]
     assert calls == [
         ("call_function", torch.abs),
@@ -62,7 +63,8 @@ def test_first_graph_is_the_seed_graph():
     ]
     output = nodes[-1]
     assert output.op == "output"
-    assert {n.name for n in output.args[0]} == {"truediv", "lt"}
+    # the quotient is stored in `x`: torch.compile (2.13, after the seed) names its node so
+    assert {n.name for n in output.args[0]} == {"x", "lt"}
     assert len(example_inputs) == 2 and all(isinstance(t, torch.Tensor) for t in example_inputs)
 
 

@@ -26,6 +26,7 @@ from .exc import Unsupported
 from .fake_cache import CaptureFakeMode
 from .fast_fake import fast_fake
 from .module_policy import ModulePolicy
+from .readable_graph import graph_input_name, stack_trace_of
 from .side_effects import SideEffects
 from .sources import python_identifier, source_name
 
@@ -107,6 +108,8 @@ class OutputGraph:
         # the placeholders of each `.data =` store's target and value (tensor_stores)
         self.data_stores: list[tuple[torch.fx.Node, torch.fx.Node | None]] = []
         self._last_placeholder: torch.fx.Node | None = None
+        self._input_names: set[str] = set()  # placeholder targets (L_x_; fx names the node l_x_)
+        self.current_tx = None  # the translator stepping now: its line is each node's stack_trace
 
     # ------------------------------------------------------------------ guards
     def add_guard(self, source, kind: GuardKind, value: Any, origin=None, dynamic_dims=()) -> None:
@@ -159,7 +162,7 @@ class OutputGraph:
         return found
 
     def _placeholder(self, source, example, name: str | None = None) -> torch.fx.Node:
-        name = self._unique_name(name or python_identifier(source))
+        name = self._unique_name(name or graph_input_name(source), first=0)
         if self._last_placeholder is None:
             first = next(iter(self.graph.nodes), None)
             ctx = self.graph.inserting_before(first)
@@ -167,6 +170,7 @@ class OutputGraph:
             ctx = self.graph.inserting_after(self._last_placeholder)
         with ctx:
             node = self.graph.placeholder(name)
+        self._input_names.add(name)
         self._last_placeholder = node
         node.meta["example_value"] = example
         node.meta["val"] = example
@@ -219,16 +223,17 @@ class OutputGraph:
         self._attr_nodes[id(value)] = node
         return node
 
-    def _unique_name(self, base: str) -> str:
+    def _unique_name(self, base: str, first: int = 1) -> str:
         # fx's namespace holds every node name given out (a set, kept as nodes are made):
         # scanning the nodes on each call made a model's parameters quadratic
         used = getattr(getattr(self.graph, "_graph_namespace", None), "_used_names", None)
         if not isinstance(used, set):
             used = {n.name for n in self.graph.nodes}
-        name, i = base, 0
-        while name in used or name in self.attrs or name in _RESERVED_NAMES:
-            i += 1
+        name, i = base, first
+        taken = self._input_names
+        while name in used or name in taken or name in self.attrs or name in _RESERVED_NAMES:
             name = f"{base}_{i}"
+            i += 1
         return name
 
     # ------------------------------------------------------------------ ops
@@ -250,6 +255,9 @@ class OutputGraph:
     def create_node(self, kind: str, target: Any, args: tuple, kwargs: dict, example: Any):
         node = self.graph.create_node(kind, target, args, kwargs)
         node.meta["example_value"] = example
+        tx = self.current_tx
+        if tx is not None:
+            node.meta["stack_trace"] = stack_trace_of(tx.code, tx.current)
         return node
 
     def call_op(self, kind: str, target: Any, args: list, kwargs: dict):

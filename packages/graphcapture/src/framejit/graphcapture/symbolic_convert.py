@@ -25,6 +25,7 @@ from . import opcodes, stack, trace_rules
 from .config import config
 from .exc import RestartAnalysis, SkipFrame, Unsupported
 from .instructions import DecodedCode, Inst, decode
+from .readable_graph import name_after_local
 from .sources import AttrSource, GlobalSource, ItemSource, LocalSource
 from .variables import (
     CellVariable,
@@ -139,12 +140,16 @@ class InstructionTranslatorBase:
         root.instruction_count += 1
         if root.instruction_count > config.max_traced_instructions:
             raise SkipFrame("too many instructions traced (huge unrolled loop?)")
+        output = self.output
+        caller, output.current_tx = output.current_tx, self
         try:
             handler(self, inst)
         except ObservedException as e:
             e.chain_to(self.handled)
             if not self.catch(e, index):
                 raise
+        finally:
+            output.current_tx = caller
 
     # ------------------------------------------------------------------ exceptions
     def catch(self, exc: ObservedException, index: int) -> bool:
@@ -272,6 +277,8 @@ class InstructionTranslatorBase:
         if isinstance(value, NullVariable):  # restoring an unbound name after a comprehension
             self.symbolic_locals.pop(inst.argval, None)
             return
+        if isinstance(value, TensorVariable):
+            name_after_local(value.node, inst.argval)
         self.symbolic_locals[inst.argval] = value
 
     def DELETE_FAST(self, inst):
@@ -326,6 +333,8 @@ class InstructionTranslatorBase:
         cell = self.cells.get(inst.argval)
         if cell is None:
             raise Unsupported(f"store to free variable {inst.argval!r} of the compiled frame")
+        if isinstance(value, TensorVariable):
+            name_after_local(value.node, inst.argval)
         cell.store(self, value)
 
     def LOAD_CLOSURE(self, inst):
