@@ -562,3 +562,20 @@ def test_parameter_dtype_or_shape_changed_in_place():
     mod.weight.data = torch.randn(5, 4, dtype=torch.float64)
     mod.bias.data = torch.randn(5, dtype=torch.float64)
     same(f, compiled, x)
+
+
+def test_profiler_enabled_is_read_at_run_time():
+    """torch.autograd._profiler_enabled() is global state no guard covers: a profiler
+    started after the first call must see the profiled branch (torch.compile breaks too)."""
+
+    def fn(x):
+        if torch.autograd._profiler_enabled():
+            return x + 1
+        return x - 1
+
+    compiled = fj.compile(fn, backend="eager")
+    x = torch.zeros(2)
+    same(fn, compiled, x)
+    with torch.autograd.profiler.profile():
+        same(fn, compiled, x)
+    same(fn, compiled, x)

@@ -101,6 +101,41 @@ def _grad_decorator(x):
     return inner(x) + x, torch.is_grad_enabled()
 
 
+class _GradSwitch:
+    """A user context manager switching grad mode with torch._C._set_grad_enabled."""
+
+    def __init__(self, mode):
+        self.mode, self.prev = mode, torch.is_grad_enabled()
+
+    def __enter__(self):
+        torch._C._set_grad_enabled(self.mode)
+
+    def __exit__(self, *exc_info):
+        torch._C._set_grad_enabled(self.prev)
+
+
+def _grad_off_in_user_context(x):
+    with _GradSwitch(False):
+        y = x * 2
+    return y, y + x, torch.is_grad_enabled()
+
+
+def _grad_context_made_before_break(x):
+    ctx = torch.set_grad_enabled(False)  # switches now; its __exit__ goes back to on
+    y = x * 2
+    print("", end="")  # graph break: the resume function gets an equal context
+    with ctx:
+        z = x * 3
+    return y, z, torch.is_grad_enabled()
+
+
+def _no_grad_called_on_a_function(x):
+    def inner(t):
+        return t * 3
+
+    return torch.no_grad(inner)(x), torch.enable_grad(inner)(x), torch.is_grad_enabled()
+
+
 @pytest.mark.parametrize("backend", _backends())
 @pytest.mark.parametrize(
     "fn",
@@ -110,6 +145,9 @@ def _grad_decorator(x):
         _grad_off_in_with,
         _grad_on_inside_no_grad,
         _grad_decorator,
+        _grad_off_in_user_context,
+        _grad_context_made_before_break,
+        _no_grad_called_on_a_function,
     ],
 )
 def test_set_grad_enabled_leaves_the_mode_as_eager(fn, backend, grad_mode):
@@ -358,3 +396,22 @@ def test_dynamo_ctx_applies_the_module_capture():
     torch.testing.assert_close(model.training_step(x), expected)
     assert len(calls) == 1
     assert counter.frame_count >= 1
+
+
+def test_redundant_grad_context_is_no_op_in_the_graph(grad_mode):
+    """A no_grad() block under no_grad switches nothing: torch.compile coalesces it."""
+
+    def fn(a, b):
+        x = a + 1
+        with torch.no_grad():
+            x = x + b
+        return x + 2
+
+    counter = fj.testing.CompileCounter()
+    compiled = fj.compile(fn, backend=counter, fullgraph=True)
+    a = torch.randn(3, requires_grad=True)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(a, a), fn(a, a))
+    assert (counter.frame_count, counter.op_count) == (1, 3)
+    torch.testing.assert_close(compiled(a, a), fn(a, a))  # grad on: a new graph switches
+    assert (counter.frame_count, counter.op_count) == (2, 8)

@@ -147,3 +147,16 @@ def test_assert_compiles_with_inductor_lite(caplog, requires_grad):
     assert not [r for r in caplog.records if "running the graph eagerly" in r.getMessage()]
     with pytest.raises(AssertionError, match="negative"):
         compiled(-torch.ones(3, requires_grad=requires_grad))
+
+
+def test_torch_assert_of_a_folded_truth_leaves_no_node():
+    """torch._assert(x.shape[0] == 3, ...) is checked while tracing (shapes are guarded);
+    as torch.compile, the graph gets no node for it."""
+
+    def fn(x):
+        torch._assert(x.shape[0] == 3, "bad")
+        return x + 1
+
+    counter = CompileCounter()
+    torch.testing.assert_close(fj.compile(fn, backend=counter)(torch.ones(3)), fn(torch.ones(3)))
+    assert (counter.frame_count, counter.op_count) == (1, 1)

@@ -36,7 +36,7 @@ from ..sources import (
     param_source,
     source_name,
 )
-from . import numpy_arrays, weakrefs
+from . import grad_mode_objects, numpy_arrays, weakrefs
 from .autograd_function import AutogradFunctionApplyVariable, is_function_apply
 from .base import (
     ConcreteValueVariable,
@@ -266,6 +266,8 @@ def _build(tx, value: Any, source) -> VariableTracker:
         _guard(tx, source, GuardKind.ID_MATCH, value)
         wrapped_source = AttrSource(source, "__wrapped__") if source else None
         return wrap(tx, value.__wrapped__, wrapped_source)
+    if grad_mode_objects.is_grad_mode_object(value):
+        return grad_mode_objects.wrap_grad_mode_object(tx, value, source)
     if (
         _hashable_in(value, GRAD_MODE_CLASSES)
         or value is torch.set_grad_enabled

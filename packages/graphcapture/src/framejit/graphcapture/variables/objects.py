@@ -881,6 +881,11 @@ class GradModeVariable(VariableTracker):
     def exit(self, tx) -> None:
         set_grad_mode(tx, bool(self.previous))
 
+    def reconstruct(self, cg) -> None:
+        from .grad_mode_objects import reconstruct
+
+        reconstruct(cg, self)
+
     def call_method(self, tx, name: str, args, kwargs) -> VariableTracker:
         if name == "__enter__":
             self.enter(tx)
@@ -1008,5 +1013,9 @@ class WithExitVariable(VariableTracker):
 
 
 def set_grad_mode(tx, enabled: bool) -> None:
+    """A grad-mode context switching to `enabled`; one switching to the mode the trace is
+    in is no op, as torch.compile coalesces it (the mode at the frame's entry is guarded)."""
+    if torch.is_grad_enabled() == enabled:
+        return
     torch._C._set_grad_enabled(enabled)
     tx.output.create_node("call_function", torch._C._set_grad_enabled, (enabled,), {}, None)

@@ -377,5 +377,8 @@ def wrap_op_result(output, node, example) -> VariableTracker:
 
 
 def _drop_if_unused(output, node) -> None:
-    if not node.users:
+    # a call kept for its effect stays (torch._C._set_grad_enabled from a user's own
+    # context manager: dropping it ran the block in the mode outside); a check of
+    # constants (torch._assert(True, ...)) was made by running it, as torch.compile drops it
+    if not node.users and (not node.is_impure() or node.target is torch._assert):
         output.graph.erase_node(node)

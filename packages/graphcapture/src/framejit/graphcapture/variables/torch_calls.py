@@ -71,6 +71,9 @@ REFUSED_FUNCTIONS = {
     torch.autograd.grad,
     torch.set_rng_state,
     torch.get_rng_state,
+    # state no guard covers (folded, a profiler started later got the unprofiled branch);
+    # torch.compile breaks on it too
+    torch.autograd._profiler_enabled,
 }
 GRAD_MODE_CLASSES = {torch.no_grad: False, torch.enable_grad: True}
 # torch._check(cond, message) and friends: the index of `cond` among the arguments
@@ -163,6 +166,8 @@ def call_torch_function(tx, fn_vt, args: list, kwargs: dict) -> VariableTracker:
     if any(isinstance(a, NdarrayVariable) for a in [*args, *kwargs.values()]):
         return from_numpy(tx, fn, args, kwargs)
     if fn in GRAD_MODE_CLASSES:
+        if args or kwargs:  # torch.no_grad(fn): the decorated function, as no_grad()(fn)
+            return GradModeVariable(GRAD_MODE_CLASSES[fn]).call_function(tx, args, kwargs)
         return GradModeVariable(GRAD_MODE_CLASSES[fn])
     if fn is torch.set_grad_enabled:
         return GradModeVariable.switching(tx, bool(args[0].as_python_constant()))
