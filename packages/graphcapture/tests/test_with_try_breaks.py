@@ -150,6 +150,43 @@ def break_in_a_loop_in_a_try(x):
     return total
 
 
+def branch_in_a_try(x):
+    try:
+        y = x * 2
+        if y.sum() > 0:  # a data-dependent branch inside the try: two resume functions
+            y = y + 1
+        else:
+            raise ValueError("negative")
+        z = y * 3
+    except ValueError:
+        z = x - 100
+    return z
+
+
+def branch_in_a_with(x):
+    with Ctx():
+        y = x * 2
+        y = y.sin() if y.sum() > 0 else y.cos()
+    return y + 1
+
+
+def branch_under_no_grad(x):
+    with torch.no_grad():
+        y = x * 2
+        z = y + x if y.sum() > 0 else y - x
+        w = z * 2
+    return w, torch.is_grad_enabled(), w * x
+
+
+def ambiguous_truth_in_a_try(x):
+    try:
+        y = x + 1 if x else x - 1  # bool() of 4 elements raises: the except runs
+    except RuntimeError as e:
+        LOG.append(str(e))
+        y = x * 2
+    return y
+
+
 CASES = [
     with_user_class,
     with_contextmanager,
@@ -162,12 +199,21 @@ CASES = [
     exception_through_a_with,
     suppressed_by_exit,
     break_in_a_loop_in_a_try,
+    branch_in_a_try,
+    branch_in_a_with,
+    branch_under_no_grad,
+    ambiguous_truth_in_a_try,
 ]
 
 
 # the break itself raises: the handler (except / __exit__ / finally) and what follows it
 # run eagerly in a resume function that starts at the original handler
-HANDLER_PATH = {exception_from_the_break, exception_through_a_with, suppressed_by_exit}
+HANDLER_PATH = {
+    exception_from_the_break,
+    exception_through_a_with,
+    suppressed_by_exit,
+    ambiguous_truth_in_a_try,
+}
 
 
 def _outcome(fn, x):
@@ -216,6 +262,18 @@ def test_break_inside_with_or_try_matches_eager(fn):
     if fn not in HANDLER_PATH:  # the code after the break is captured too
         resumed = [r for r in records if r.function_name.startswith("__resume_at_") and r.graphs]
         assert resumed, [(r.function_name, r.skipped_reason) for r in records]
+
+
+@pytest.mark.parametrize("sign", [1.0, -1.0])
+@pytest.mark.parametrize("fn", [branch_in_a_try, branch_in_a_with, branch_under_no_grad])
+def test_both_branches_inside_with_or_try_match_eager(fn, sign):
+    compiled = fj.compile(fn)
+    for x in (sign * torch.ones(4, requires_grad=True), -sign * torch.ones(4)):
+        eager = _outcome(fn, x)
+        got = _outcome(compiled, x)
+        _same(eager[0], got[0])
+        assert got[1:] == eager[1:]
+        assert torch.is_grad_enabled()
 
 
 class _HelperBase(torch.nn.Module):

@@ -351,7 +351,7 @@ def _generate(code, f_globals, capture: _Capture, backend, record: CompileRecord
             tx.return_value.reconstruct(cg)
             cg.emit("RETURN_VALUE")
         elif inst.opname in opcodes.CONDITIONAL_JUMPS:
-            _emit_conditional_break(cg, tx, inst, deep, top, live_by_target, resumes)
+            _emit_conditional_break(cg, tx, inst, deep, top, live_by_target, resumes, protected)
         else:
             _emit_break(
                 cg, tx, inst, deep, top, effect[1], live_by_target, resumes, protected, moves
@@ -699,9 +699,10 @@ def _load_first_local(cg, fn: ResumeFunction | None, live: list, pushed=False) -
 
 def _check_protected(inst, entry, deep) -> None:
     """A break inside a try/with range runs its instruction under an equivalent handler
-    (see _emit_break): the handler's stack must be one that can be passed on."""
-    if inst.opname in opcodes.CONDITIONAL_JUMPS:
-        raise SkipFrame("conditional graph break inside a try/with block")
+    (see _emit_break, _emit_conditional_break): the handler's stack must be one that can
+    be passed on."""
+    if inst.opname.endswith("_OR_POP"):
+        raise SkipFrame("conditional graph break keeping its value inside a try/with block")
     if entry.depth > len(deep) or any(isinstance(v, NullVariable) for v in deep[: entry.depth]):
         raise SkipFrame("graph break inside a try/with block with a call under way around it")
 
@@ -816,14 +817,29 @@ def _stack_size(cg: PyCodegen) -> int:
     return total
 
 
-def _emit_conditional_break(cg, tx, inst, deep, top, live_by_target, resumes) -> None:
+def _emit_conditional_break(
+    cg, tx, inst, deep, top, live_by_target, resumes, protected=None
+) -> None:
     """Test the value for real and continue in one of two resume functions.  The *_OR_POP
     jumps keep the tested value on their jump path: that resume function gets it as its
-    top stack value (it is rebuilt from the graph's outputs, not kept on the stack)."""
+    top stack value (it is rebuilt from the graph's outputs, not kept on the stack).
+
+    Inside a try/with range (`protected`) the test (bool() of a tensor may raise) runs
+    under a handler of the rewritten code, over the handler's stack as the original has
+    it, which goes to the resume function at the original handler (see _emit_break); the
+    two paths drop that stack before their resume call."""
     cg.lineno = inst.lineno
+    kept = deep[: protected.depth] if protected is not None else []
+    for vt in kept:
+        _reconstruct_stack_arg(cg, vt)
     top[0].reconstruct(cg)
     label = fbc.Label()
+    handler = fbc.Label()
+    if protected is not None:
+        cg.insts.append(fbc.TryBegin(handler, len(kept), protected.lasti))
     cg.jump_if(inst.opname in ("POP_JUMP_IF_TRUE", "JUMP_IF_TRUE_OR_POP"), label)
+    if protected is not None:
+        cg.insts.append(fbc.TryEnd())
     cg.break_end = len(cg.insts)  # the truth test may run user code
     keeps = inst.opname.endswith("_OR_POP")
     for index in (inst.index + 1, inst.target):
@@ -831,6 +847,8 @@ def _emit_conditional_break(cg, tx, inst, deep, top, live_by_target, resumes) ->
         if index != inst.index + 1:
             cg.insts.append(label)
             produced = int(keeps)
+        for _ in kept:
+            cg.pop_top()
         live = live_by_target[index]
         fn = _call_resume(cg, tx, index, deep, produced, live, resumes)
         _load_resume(cg, tx, fn)
@@ -845,6 +863,9 @@ def _emit_conditional_break(cg, tx, inst, deep, top, live_by_target, resumes) ->
         nargs += fn is not None and fn.first_local is not None
         cg.call(nargs)
         cg.emit("RETURN_VALUE")
+    if protected is not None:
+        cg.insts.append(handler)
+        _emit_handler(cg, tx, inst, deep, protected, 0, live_by_target, resumes)
 
 
 # ---------------------------------------------------------------------------- graphs
