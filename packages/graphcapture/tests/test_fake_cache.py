@@ -192,3 +192,19 @@ def test_compiled_model_under_torchs_crosscheck(train):
         (g_expected,) = torch.autograd.grad(expected.sum(), x)
         (g_got,) = torch.autograd.grad(got.sum(), x)
         torch.testing.assert_close(g_got, g_expected)
+
+
+def test_dispatch_skips_torchs_per_op_wrappers_and_keeps_its_paths(caplog):
+    """The mode's __torch_dispatch__ is its own (no torch._dynamo disable wrapper around each
+    op); the debug log and a nested fake mode keep torch's behaviour."""
+    assert not hasattr(CaptureFakeMode.__torch_dispatch__, "_torchdynamo_disable")
+    mode = CaptureFakeMode(shape_env=ShapeEnv())
+    x = mode.from_tensor(torch.randn(4, 8), static_shapes=True)
+    with mode:
+        assert (x + 1).shape == (4, 8) and x.sum().dim() == 0
+        with caplog.at_level("DEBUG", logger="torch._subclasses.fake_tensor"):
+            y = x * 2
+        assert any("FakeTensorMode.__torch_dispatch__" in r.getMessage() for r in caplog.records)
+        assert y.shape == (4, 8) and y.fake_mode is mode
+        with pytest.raises(AssertionError, match="should not be set"):
+            mode.__torch_dispatch__(torch.ops.aten.add.Tensor, (), (x, x), {})
