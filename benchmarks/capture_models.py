@@ -92,6 +92,8 @@ def main() -> None:
             rows.append(
                 (f"{name} {mode}", fj_time, tc_time, ratio, fj_graphs, tc_graphs, fj_ops, tc_ops)
             )
+            # as it goes too: a zoo run on a loaded machine can outlast whoever waits for it
+            print(_format(rows[-1]), file=sys.stderr, flush=True)
     header = (
         "model",
         "framejit s",
@@ -104,7 +106,11 @@ def main() -> None:
     )
     print(" | ".join(header))
     for r in rows:
-        print(f"{r[0]} | {r[1]:.3f} | {r[2]:.3f} | {r[3]:.2f}x | {r[4]} | {r[5]} | {r[6]} | {r[7]}")
+        print(_format(r))
+
+
+def _format(r: tuple) -> str:
+    return f"{r[0]} | {r[1]:.3f} | {r[2]:.3f} | {r[3]:.2f}x | {r[4]} | {r[5]} | {r[6]} | {r[7]}"
 
 
 if __name__ == "__main__":
