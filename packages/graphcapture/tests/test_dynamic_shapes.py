@@ -382,3 +382,19 @@ def test_dynamic_sources_yield_to_mark_static(monkeypatch):
         fj.mark_static(x, 0)
         torch.testing.assert_close(compiled(x), double_rows(x))
     assert len(rec.graphs) == 2
+
+
+def upsampled_to_twice(x):
+    n = x.size(2)
+    return torch.nn.functional.interpolate(x, size=(2 * n, 2 * n), mode="bilinear")
+
+
+def test_interpolate_to_symbolic_sizes_is_one_graph():
+    """upsample_bilinear2d.vec's C++ kernel takes no symbolic sizes: its Python
+    decomposition propagates them (the Python dispatcher, as torch.compile's)."""
+    rec = Recorder()
+    compiled = fj.compile(upsampled_to_twice, backend=rec, dynamic=True, fullgraph=True)
+    for n in (4, 5, 7):
+        x = torch.randn(1, 2, n, n)
+        torch.testing.assert_close(compiled(x), upsampled_to_twice(x))
+    assert len(rec.graphs) == 1

@@ -14,6 +14,7 @@ from typing import Any
 
 import torch
 import torch.fx
+from torch._dispatch.python import enable_python_dispatcher
 from torch.fx.experimental.symbolic_shapes import is_accessor_node
 from torch.utils._pytree import tree_map
 
@@ -242,10 +243,17 @@ class OutputGraph:
         if refused is not None:
             raise Unsupported(refused)
         try:
-            with self.fake_mode:
-                if kind == "call_method":
-                    return getattr(args[0], target)(*args[1:], **kwargs)
-                return target(*args, **kwargs)
+            try:
+                with self.fake_mode:
+                    return _apply(kind, target, args, kwargs)
+            except RuntimeError as e:
+                if _CONCRETE_ONLY not in str(e):
+                    raise
+                # a C++ composite kernel without SymInt support (upsample_*.vec with symbolic
+                # sizes): refused at dispatch, before any work; the Python dispatcher runs
+                # the op's Python decomposition instead, as torch.compile's propagation does
+                with self.fake_mode, enable_python_dispatcher():
+                    return _apply(kind, target, args, kwargs)
         except Unsupported:
             raise
         except Exception as e:
@@ -358,6 +366,15 @@ _DTYPE_OF_TYPE = {
     bool: torch.bool,
     complex: torch.complex128,
 }
+
+
+_CONCRETE_ONLY = "expected to contain only concrete integers"
+
+
+def _apply(kind: str, target: Any, args: tuple, kwargs: dict) -> Any:
+    if kind == "call_method":
+        return getattr(args[0], target)(*args[1:], **kwargs)
+    return target(*args, **kwargs)
 
 
 def _graph_arg(value: Any) -> Any:
