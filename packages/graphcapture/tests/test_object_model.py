@@ -8,6 +8,8 @@ from __future__ import annotations
 import collections
 import dataclasses
 import inspect
+import sys
+import typing
 import weakref
 
 import numpy as np
@@ -479,6 +481,62 @@ def test_class_namespace_length_is_guarded():
         assert compiled(x).item() == before.item() + 1
     finally:
         del Namespace.c
+
+
+# (built with real annotations: this file's `from __future__ import annotations` makes
+# strings of a class statement's, which get_type_hints evaluates with compile())
+Annotated = type("Annotated", (), {"__annotations__": {"a": int, "t": torch.Tensor}})
+MoreAnnotated = type("MoreAnnotated", (Annotated,), {"__annotations__": {"b": float}, "b": 1.0})
+
+
+def _namespace_snapshot(x):
+    names = dict(vars(Namespace))
+    return x + names["a"] + len(list(Namespace.__dict__.items())), sorted(names)
+
+
+def _builtin_type_namespace(x):
+    annotations = object.__dict__.get("__annotations__", {})  # noqa: RUF063 (the read is the test)
+    return x + len(annotations) + ("__init__" in vars(object))
+
+
+def _type_hints(x):
+    hints = typing.get_type_hints(MoreAnnotated, include_extras=True)
+    return x + len(hints), sorted(hints)
+
+
+def _module_namespace(x):
+    module = sys.modules.get(__name__, None)
+    return x + getattr(module, "__dict__", {})["Namespace"].a
+
+
+@pytest.mark.parametrize(
+    "fn",
+    [_namespace_snapshot, _builtin_type_namespace, _type_hints, _module_namespace],
+    ids=lambda f: f.__name__,
+)
+def test_namespaces_read_whole(fn):
+    _compare(fn, lambda: [torch.randn(3)], torch_frames=False)
+
+
+def test_module_namespace_guards_only_the_names_read():
+    """A global added to the module (framejit installs its compiled function there on every
+    compile) does not recompile a frame that read one name of the module's __dict__; a
+    class namespace read whole recompiles when a name is added to it."""
+    fj.reset()
+    counter = fj.testing.CompileCounter()
+    compiled = fj.compile(_module_namespace, backend=counter, fullgraph=True)
+    x = torch.zeros(1)
+    for _ in range(3):
+        torch.testing.assert_close(compiled(x), _module_namespace(x))
+    assert counter.frame_count == 1
+    snapshot = fj.compile(_namespace_snapshot, backend=counter, fullgraph=True)
+    snapshot(x)
+    Namespace.c = 3
+    try:
+        assert_same(snapshot(x), _namespace_snapshot(x))
+    finally:
+        del Namespace.c
+    assert counter.frame_count == 3
 
 
 # ------------------------------------------------------------------ legacy tensor types

@@ -118,6 +118,9 @@ class SideEffects:
     def pending_global(self, name: str) -> VariableTracker | None:
         return self._globals.get(name)
 
+    def stores_globals(self) -> bool:
+        return bool(self._globals)
+
     def record_call(self, target: VariableTracker, method: str, args: tuple) -> None:
         """`target.method(*args)` with constant args, made when the replay runs (a logging
         call: variables/logging_models.py); `target` has a source."""

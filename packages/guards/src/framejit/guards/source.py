@@ -22,6 +22,7 @@ import itertools
 import keyword
 import os
 import sys
+import types
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
@@ -297,14 +298,20 @@ class ListLenSource(Source):
         return list.__len__(self.base.get(L, G))
 
 
+def _dict_view(d, view):
+    # a class's __dict__ is a mappingproxy, which dict's own methods refuse (and which no
+    # subclass can override); any other mapping is read through dict's, never an override
+    return getattr(d, view.__name__)() if type(d) is types.MappingProxyType else view(d)
+
+
 def dict_key_at(d: dict, index: int) -> Any:
-    """The key at position ``index`` of a dict (insertion order)."""
-    return next(itertools.islice(dict.keys(d), index, None))
+    """The key at position ``index`` of a dict or mappingproxy (insertion order)."""
+    return next(itertools.islice(_dict_view(d, dict.keys), index, None))
 
 
 def dict_value_at(d: dict, index: int) -> Any:
-    """The value at position ``index`` of a dict (insertion order)."""
-    return next(itertools.islice(dict.values(d), index, None))
+    """The value at position ``index`` of a dict or mappingproxy (insertion order)."""
+    return next(itertools.islice(_dict_view(d, dict.values), index, None))
 
 
 @_source

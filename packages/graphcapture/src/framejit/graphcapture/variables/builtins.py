@@ -412,6 +412,8 @@ class BuiltinVariable(ConcreteValueVariable):
                 from .user_classes import ObjectNewVariable
 
                 return ObjectNewVariable()
+            if name == "__dict__" and is_static_type(self.value):
+                return ClassDictVariable(self)  # (a builtin type's namespace never changes)
             if is_constant_value(attr):
                 return ConstantVariable(attr)
             return _UnboundBuiltinMethod(self.value, name)
@@ -602,6 +604,8 @@ def _tuple(tx, obj=None):
 def _dict(tx, obj=None, **kwargs):
     items: dict = {}
     if obj is not None:
+        if isinstance(obj, ClassDictVariable):
+            obj = obj.snapshot(tx)
         if isinstance(obj, DictVariable):
             items.update(obj.items)
         else:
@@ -979,6 +983,8 @@ def _locals(tx):
 def _vars(tx, *args):
     if not args:
         return _locals(tx)
+    if len(args) == 1 and isinstance(getattr(args[0], "value", None), type):
+        return args[0].var_getattr(tx, "__dict__")  # a class's namespace
     return None
 
 

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import contextlib
+import sys
 import threading
 import types
 from typing import Any
@@ -58,8 +59,15 @@ class PythonModuleVariable(ConcreteValueVariable):
             raise Unsupported(
                 f"AttributeError: module {self.value.__name__} has no {name!r}"
             ) from None
+        if self.source is not None and (name == "__dict__" or (self.value, name) == _MODULES):
+            from .class_dicts import ClassDictVariable
+
+            return ClassDictVariable(self, name)  # read key by key (not all keys guarded)
         source = AttrSource(self.source, name) if self.source is not None else None
         return wrap(tx, value, source)
+
+
+_MODULES = (sys, "modules")
 
 
 class GetAttrMixin:
@@ -627,8 +635,13 @@ class UserDefinedClassVariable(ConcreteValueVariable):
             from .builder import wrap
 
             # fixed by the class's identity too (Python forbids reassigning __mro__; a
-            # __bases__ assignment is not followed, as torch.compile does not follow it)
-            return TupleVariable([wrap(tx, c, None) for c in getattr(self.value, name)])
+            # __bases__ assignment is not followed, as torch.compile does not follow it);
+            # each class keeps a source, for the guards on what is read from it
+            classes = getattr(self.value, name)
+            if self.source is None:
+                return TupleVariable([wrap(tx, c, None) for c in classes])
+            where = AttrSource(self.source, name)
+            return TupleVariable([wrap(tx, c, ItemSource(where, i)) for i, c in enumerate(classes)])
         if name == "__mro__" and isinstance(self.value, type):
             return TupleVariable([UserDefinedClassVariable(k) for k in self.value.__mro__])
         if name == "__dict__" and _class_lookup(type(self.value), name) is _TYPE_DICT:
