@@ -564,18 +564,38 @@ def test_parameter_dtype_or_shape_changed_in_place():
     same(f, compiled, x)
 
 
-def test_profiler_enabled_is_read_at_run_time():
-    """torch.autograd._profiler_enabled() is global state no guard covers: a profiler
-    started after the first call must see the profiled branch (torch.compile breaks too)."""
+def _profiled(x):
+    if torch.autograd._profiler_enabled():
+        return x + 1
+    return x - 1
 
-    def fn(x):
-        if torch.autograd._profiler_enabled():
-            return x + 1
-        return x - 1
 
+def _hooks_disabled(x):
+    if torch._C._autograd._saved_tensors_hooks_get_disabled_error_message() is None:
+        return x + 1
+    return x - 1
+
+
+def _hooks_enabled(x):
+    if torch._C._autograd._saved_tensors_hooks_is_enabled():
+        return x + 1
+    return x - 1
+
+
+@pytest.mark.parametrize(
+    "fn,state",
+    [
+        (_profiled, torch.autograd.profiler.profile),
+        (_hooks_disabled, lambda: torch.autograd.graph.disable_saved_tensors_hooks("no")),
+        (_hooks_enabled, lambda: torch.autograd.graph.disable_saved_tensors_hooks("no")),
+    ],
+)
+def test_autograd_state_queries_are_read_at_run_time(fn, state):
+    """Global autograd state no guard covers (the profiler, saved-tensor hooks disabled):
+    a state entered after the first call must see its branch (torch.compile breaks too)."""
     compiled = fj.compile(fn, backend="eager")
     x = torch.zeros(2)
     same(fn, compiled, x)
-    with torch.autograd.profiler.profile():
+    with state():
         same(fn, compiled, x)
     same(fn, compiled, x)

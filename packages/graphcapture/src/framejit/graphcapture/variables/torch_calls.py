@@ -74,6 +74,8 @@ REFUSED_FUNCTIONS = {
     # state no guard covers (folded, a profiler started later got the unprofiled branch);
     # torch.compile breaks on it too
     torch.autograd._profiler_enabled,
+    torch._C._autograd._saved_tensors_hooks_get_disabled_error_message,
+    torch._C._autograd._saved_tensors_hooks_is_enabled,
 }
 GRAD_MODE_CLASSES = {torch.no_grad: False, torch.enable_grad: True}
 # torch._check(cond, message) and friends: the index of `cond` among the arguments
