@@ -599,3 +599,33 @@ def test_autograd_state_queries_are_read_at_run_time(fn, state):
     with state():
         same(fn, compiled, x)
     same(fn, compiled, x)
+
+
+class _Marker:
+    pass
+
+
+def _is_marker(x, y):
+    if isinstance(y, _Marker):
+        return x + 1
+    return x - 1
+
+
+def test_builtin_patched_then_restored():
+    """A replaced builtin (builtins.isinstance = f) is traced through, guarded: restoring
+    the real one recompiles instead of reusing the patched answer."""
+    import builtins
+
+    real = builtins.isinstance
+
+    def never_a_marker(obj, cls):
+        return False if real(obj, _Marker) else real(obj, cls)
+
+    x, y = torch.ones(2), _Marker()
+    compiled = fj.compile(_is_marker, backend="eager", fullgraph=True)
+    try:
+        builtins.isinstance = never_a_marker
+        same(_is_marker, compiled, x, y)  # x - 1
+    finally:
+        builtins.isinstance = real
+    same(_is_marker, compiled, x, y)  # x + 1

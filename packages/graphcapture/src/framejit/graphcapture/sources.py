@@ -7,6 +7,7 @@ from typing import TYPE_CHECKING, Any
 
 from framejit.guards import (
     AttrSource,
+    BuiltinSource,
     DictItemSource,
     DictKeyAtSource,
     DictValueAtSource,
@@ -85,6 +86,8 @@ def emit_load(cg: PyCodegen, source: Any) -> None:
         cg.load_local(_field(source, "local_name", "name_", "name"))
     elif isinstance(source, GlobalSource):
         cg.load_global(_field(source, "global_name", "name_", "name"))
+    elif isinstance(source, BuiltinSource):  # LOAD_GLOBAL finds it (no global shadows it)
+        cg.load_global(source.builtin_name)
     elif isinstance(source, AttrSource):
         emit_load(cg, _field(source, "base"))
         cg.load_attr(_field(source, "member", "attr", "name_"))

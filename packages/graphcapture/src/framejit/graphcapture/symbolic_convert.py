@@ -10,6 +10,7 @@ inside its caller; whatever it cannot handle propagates to the caller's CALL.
 
 from __future__ import annotations
 
+import builtins as _builtins
 import contextlib
 import importlib.util
 import operator
@@ -19,7 +20,7 @@ import types
 from typing import Any
 
 from framejit.frameeval import bytecode as fbc
-from framejit.guards import GuardKind
+from framejit.guards import BuiltinSource, GuardKind
 
 from . import opcodes, stack, trace_rules
 from .config import config
@@ -84,6 +85,10 @@ _GENERIC_SETATTR = (object.__setattr__, BaseException.__setattr__, threading.loc
 
 def _handler_table(cls) -> dict[str, Any]:
     return {name: getattr(cls, name) for name in dir(cls) if name.isupper()}
+
+
+_ABSENT = object()
+_ORIGINAL_BUILTINS = dict(vars(_builtins))  # as framejit found them when imported
 
 
 class InstructionTranslatorBase:
@@ -302,7 +307,11 @@ class InstructionTranslatorBase:
             return wrap(self, self.f_globals[name], self.global_source(name))
         if name in self.f_builtins:
             self.guard_global_absent(name)
-            return wrap(self, self.f_builtins[name], None)
+            value = self.f_builtins[name]
+            # a builtin the program replaced (builtins.isinstance = ...) is guarded like a
+            # global: restoring it recompiles, and the replacement's closure has a source
+            patched = _ORIGINAL_BUILTINS.get(name, _ABSENT) is not value
+            return wrap(self, value, BuiltinSource(name) if patched else None)
         raise Unsupported(f"NameError: name {name!r} is not defined")
 
     def guard_global_absent(self, name: str) -> None:
