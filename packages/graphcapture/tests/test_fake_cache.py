@@ -157,6 +157,28 @@ def test_symbolic_sizes_take_torchs_path():
     assert a.shape == b.shape == x.shape
 
 
+def test_static_view_of_a_dynamic_tensor_takes_torchs_path():
+    # x[0] of a (s0, 1) tensor: static sizes, but its storage's size is symbolic
+    shape_env = ShapeEnv()
+    mode = CaptureFakeMode(shape_env=shape_env)
+    x = mode.from_tensor(torch.randn(4, 1))
+    with mode:
+        row = x[0]
+        assert not isinstance(row.shape[0], torch.SymInt)
+        assert isinstance(row.untyped_storage().nbytes(), torch.SymInt)
+        a = row + 1
+    assert a.shape == (1,)
+
+
+def test_compiled_static_view_of_a_dynamic_input():
+    def fn(x):
+        return x[0] + 1, torch.outer(x[1], x[2])
+
+    x = torch.rand(4, 1)
+    fj.reset()
+    torch.testing.assert_close(fj.compile(fn, dynamic=True, fullgraph=True)(x), fn(x))
+
+
 class _Block(torch.nn.Module):
     def __init__(self):
         super().__init__()

@@ -97,6 +97,9 @@ def _tensor(mode: FakeTensorMode, out: list, t: FakeTensor) -> None:
         or t.is_quantized
     ):
         raise _Bypass
+    nbytes = t.untyped_storage().nbytes()
+    if type(nbytes) is not int:  # a static view of a dynamic tensor (x.select(0, 0))
+        raise _Bypass
     memory_format = suggest_memory_format(t)
     if not t.is_contiguous(memory_format=memory_format):
         memory_format = None
@@ -118,7 +121,7 @@ def _tensor(mode: FakeTensorMode, out: list, t: FakeTensor) -> None:
         _strided,
         memory_format,
         t.storage_offset(),
-        t.untyped_storage().nbytes(),
+        nbytes,
         t.requires_grad,
         False,  # is_quantized
         t.is_conj(),
