@@ -181,6 +181,10 @@ def call_torch_function(tx, fn_vt, args: list, kwargs: dict) -> VariableTracker:
     fact = tracing_fact(fn)
     if fact is not None and not args and not kwargs:
         return ConstantVariable(fact)
+    if fn is torch.vmap:
+        from .vmap_calls import vmap_wrapper
+
+        return vmap_wrapper(tx, args, kwargs)
     if fn is torch.jit.annotate and len(args) == 2 and not kwargs:
         return args[1]  # a type hint for TorchScript; the value itself in Python
     if fn in _has_torch_function:
