@@ -99,3 +99,22 @@ def test_torch_check_of_a_captured_item_is_assumed_then_checked_when_run():
             _checked_then_branched(bad)
         with pytest.raises(RuntimeError, match="Expected cond to be True"):
             compiled(bad)
+
+
+def _pair_sum(xs):
+    u0, u1 = xs.tolist()
+    torch._check(u0 >= 3)
+    return u0 + u1 + (1 if u0 >= 2 else 0)
+
+
+def test_tolist_of_a_tensor_with_symbolic_sizes_specialises_them():
+    """dynamic=True: the list's length is Python's, so the size is guarded, the items
+    stay captured (one graph for other values, another for another length)."""
+    counter = fj.testing.CompileCounter()
+    fj.reset()
+    compiled = fj.compile(_pair_sum, backend=counter, fullgraph=True, dynamic=True)
+    for xs in (torch.tensor([5, 6]), torch.tensor([8, 7])):
+        assert compiled(xs) == _pair_sum(xs)
+    assert counter.frame_count == 1
+    with pytest.raises(RuntimeError):
+        compiled(torch.tensor([1, 0]))  # the check fails when the graph runs

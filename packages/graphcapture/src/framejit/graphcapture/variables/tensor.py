@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import math
 import operator
 import types
 
@@ -323,15 +324,16 @@ def captured_list(tx, tensor: TensorVariable) -> VariableTracker:
     """`t.tolist()` in a fullgraph trace: nested lists of `t[i][j].item()` (each an unbacked
     symbol, as torch.compile captures scalar outputs); a 0-d tensor gives its item."""
     example = tensor.example
-    if any(isinstance(s, torch.SymInt) for s in example.shape):
-        raise Unsupported("data-dependent: Tensor.tolist() of a tensor with symbolic sizes")
-    if example.numel() > CAPTURED_LIST_MAX_ELEMENTS:
+    # the list's lengths are Python's: symbolic sizes are specialised (guarded), as
+    # torch.compile specialises them for tolist()
+    shape = [size.as_python_constant() for size in tensor.size_items(tx.output)]
+    if math.prod(shape) > CAPTURED_LIST_MAX_ELEMENTS:
         raise Unsupported(f"Tensor.tolist() of more than {CAPTURED_LIST_MAX_ELEMENTS} elements")
     if example.dim() == 0:
         return captured_item(tx, tensor)
     rows = [
         tx.output.call_op("call_function", operator.getitem, [tensor, ConstantVariable(i)], {})
-        for i in range(example.shape[0])
+        for i in range(shape[0])
     ]
     return ListVariable([captured_list(tx, row) for row in rows])
 
