@@ -98,3 +98,24 @@ def test_nodes_carry_their_source_line():
     traces = [n.stack_trace for n in gm.graph.nodes if n.op == "call_function"]
     assert all(t and __file__ in t for t in traces)
     assert any("return x + y" in t for t in traces)  # an inlined helper's own line
+
+
+def _doubled(self):  # a helper whose parameter is called `self`, as Tensor methods' are
+    self = self * 2
+    return self + 1
+
+
+class _WithHelper(torch.nn.Module):
+    def __init__(self):
+        super().__init__()
+        self.lin = torch.nn.Linear(3, 3)
+
+    def forward(self, x):
+        return _doubled(x) + self.lin(x)
+
+
+def test_a_local_named_self_does_not_name_a_node():
+    # the forward reads its parameters through `self`: a node called so would shadow it
+    model, x = _WithHelper(), torch.randn(2, 3)
+    fj.reset()
+    torch.testing.assert_close(fj.compile(model, fullgraph=True)(x), model(x))

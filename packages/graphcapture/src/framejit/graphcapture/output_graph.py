@@ -27,13 +27,9 @@ from .exc import Unsupported
 from .fake_cache import CaptureFakeMode
 from .fast_fake import fast_fake
 from .module_policy import ModulePolicy
-from .readable_graph import graph_input_name, stack_trace_of
+from .readable_graph import RESERVED_NAMES, graph_input_name, stack_trace_of
 from .side_effects import SideEffects
 from .sources import python_identifier, source_name
-
-# the generated forward's own parameter: a tensor input from L['self'] (a Python method on
-# torch.Tensor) must not be named after it
-_RESERVED_NAMES = frozenset({"self"})
 
 
 class WeakOwnerGraph(torch.fx.Graph):
@@ -232,7 +228,7 @@ class OutputGraph:
             used = {n.name for n in self.graph.nodes}
         name, i = base, first
         taken = self._input_names
-        while name in used or name in taken or name in self.attrs or name in _RESERVED_NAMES:
+        while name in used or name in taken or name in self.attrs or name in RESERVED_NAMES:
             name = f"{base}_{i}"
             i += 1
         return name

@@ -20,6 +20,9 @@ from typing import Any
 from .sources import source_name
 
 _NON_ALNUM = re.compile(r"[^a-zA-Z0-9]+")
+# the generated forward's own parameter: no node may take its name (a tensor input from
+# L['self'], a local called `self` in an inlined function), or the code reads the node as it
+RESERVED_NAMES = frozenset({"self"})
 
 
 def graph_input_name(source: Any) -> str:
@@ -39,7 +42,7 @@ def _format(filename: str, lineno: int, name: str) -> str:
 
 def name_after_local(node, local: str) -> None:
     """The first local a node's value is stored in names it (later stores keep that name)."""
-    if node.op == "placeholder" or node.meta.get("named_after_local"):
+    if node.op == "placeholder" or node.meta.get("named_after_local") or local in RESERVED_NAMES:
         return
     node.meta["named_after_local"] = True
     node._rename(local)
