@@ -309,6 +309,41 @@ def test_builtin_read_in_a_lazy_module_is_guarded_on_its_globals(monkeypatch):
     same(f, compiled, x)
 
 
+def test_builtin_shadowed_in_an_exec_namespace():
+    """A namespace no module owns (exec, a notebook cell's globals) is guarded through the
+    frame's globals themselves: a later `len` global shadowed the builtin in eager only."""
+    scope = {}
+    exec("def f(x):\n    return x * len(x) + abs(-2)\n", scope)
+    f, compiled = scope["f"], fj.compile(scope["f"])
+    x = torch.randn(3)
+    same(f, compiled, x)
+    scope["len"] = lambda v: 100
+    same(f, compiled, x)
+    del scope["len"]
+    same(f, compiled, x)
+    scope["abs"] = lambda v: -50
+    same(f, compiled, x)
+
+
+@pytest.mark.parametrize("where", ["module", "namespace"])
+def test_builtin_patched_in_the_builtins(where, monkeypatch):
+    """The builtin itself is guarded (`B['len']`): mock.patch('builtins.len') or a
+    namespace's own __builtins__ changed kept the traced one."""
+    import builtins
+
+    scope = {} if where == "module" else {"__builtins__": dict(vars(builtins))}
+    exec("def f(x):\n    return x * len(x) + round(2.6)\n", scope)
+    f, compiled = scope["f"], fj.compile(scope["f"])
+    x = torch.randn(3)
+    same(f, compiled, x)
+    target = builtins if where == "module" else None
+    if target is not None:
+        monkeypatch.setattr(builtins, "round", lambda v: -1)
+    else:
+        scope["__builtins__"]["round"] = lambda v: -1
+    same(f, compiled, x)
+
+
 def _count_graphs(run):
     seen = []
     unsubscribe = events.subscribe(seen.append)

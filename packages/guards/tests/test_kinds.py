@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import builtins
 import collections
 import math
 
@@ -11,7 +12,9 @@ from guard_helpers import fails, passes
 
 from framejit.guards import (
     AttrSource,
+    BuiltinSource,
     GlobalSource,
+    GlobalsSource,
     Guard,
     GuardKind,
     ItemSource,
@@ -178,6 +181,23 @@ def test_dict_contains():
     passes(present, {"x": {"k": None}})  # a None value is still a key
     fails(present, {"x": {}})
     fails(present, {"x": 3})  # not a container: the check raises, a miss
+
+
+def test_builtin_unshadowed_and_unpatched_over_the_frames_globals():
+    """`'len' not in G` and `B['len']` is len: graphcapture's guards for a builtin read in
+    an exec'd namespace, where no module's __dict__ reaches the globals."""
+    scope = {"__builtins__": dict(vars(builtins))}
+    guards = [
+        Guard(ItemSource(GlobalsSource(), "len"), GuardKind.DICT_CONTAINS, False),
+        Guard(BuiltinSource("len"), GuardKind.ID_MATCH, len),
+    ]
+    passes(guards, {}, scope)
+    scope["len"] = len
+    assert fails(guards, {}, scope) == "'len' not in G  (actual: True)"
+    del scope["len"]
+    passes(guards, {}, scope)
+    scope["__builtins__"]["len"] = lambda v: 0
+    assert "B['len'] is not the traced object" in fails(guards, {}, scope)
 
 
 def test_items_and_attributes_through_chains():

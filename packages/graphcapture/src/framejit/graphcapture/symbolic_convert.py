@@ -23,11 +23,12 @@ from framejit.frameeval import bytecode as fbc
 from framejit.guards import BuiltinSource, GuardKind
 
 from . import opcodes, stack, trace_rules
+from .builtin_reads import guard_builtin_read
 from .config import config
 from .exc import RestartAnalysis, SkipFrame, Unsupported
 from .instructions import DecodedCode, Inst, decode
 from .readable_graph import name_after_local
-from .sources import AttrSource, GlobalSource, ItemSource, LocalSource
+from .sources import AttrSource, GlobalSource, LocalSource
 from .variables import (
     CellVariable,
     ConstantVariable,
@@ -306,24 +307,13 @@ class InstructionTranslatorBase:
         if name in self.f_globals:
             return wrap(self, self.f_globals[name], self.global_source(name))
         if name in self.f_builtins:
-            self.guard_global_absent(name)
             value = self.f_builtins[name]
-            # a builtin the program replaced (builtins.isinstance = ...) is guarded like a
-            # global: restoring it recompiles, and the replacement's closure has a source
+            guard_builtin_read(self, name, value)
+            # a builtin the program replaced (builtins.isinstance = ...) is read through its
+            # source: the replacement's closure has one
             patched = _ORIGINAL_BUILTINS.get(name, _ABSENT) is not value
             return wrap(self, value, BuiltinSource(name) if patched else None)
         raise Unsupported(f"NameError: name {name!r} is not defined")
-
-    def guard_global_absent(self, name: str) -> None:
-        """A builtin was read: a global of that name defined later would shadow it.  Module
-        globals are guarded as `name not in module.__dict__` (what LOAD_GLOBAL reads; not
-        hasattr, which runs a lazy module's __getattr__ on every check); a namespace that
-        is no module's (exec) cannot be, and is left unguarded."""
-        source = self.root.module_alias_source(self.f_globals, "__dict__")
-        if source is not None:
-            self.output.add_guard(
-                ItemSource(source, name), GuardKind.DICT_CONTAINS, False, origin=self.origin()
-            )
 
     def STORE_GLOBAL(self, inst):
         value = self.pop()

@@ -151,6 +151,20 @@ class GlobalSource(Source):
 
 
 @_source
+class GlobalsSource(Source):
+    """The compiled frame's globals dict itself: ``G`` (``'len' not in G``: no global of
+    an exec'd namespace, which no module's ``__dict__`` reaches, shadows a builtin)."""
+
+    helpers: ClassVar[tuple[str, ...]] = ("G",)
+
+    def spell(self, base: str) -> str:
+        return "G"
+
+    def get(self, L, G):
+        return G
+
+
+@_source
 class BuiltinSource(Source):
     """A builtin reached through the frame's globals: ``B['len']`` (B = the builtins dict)."""
 
