@@ -218,37 +218,30 @@ def test_isinstance_through_the_metaclass():
     assert compiled(plain, plain)[1:] == flags(plain, plain)[1:] == (False, False, False)
 
 
-def _cond_branch_true(y):
-    return y + 2
+def _map_body(x, y):
+    return (x + y,)
 
 
-def _cond_branch_false(y):
-    return y - 2
-
-
-def _calls_cond_op(pred, x):
-    from torch._higher_order_ops.cond import cond_op
-
-    return cond_op(pred, _cond_branch_true, _cond_branch_false, (x,)) * 3
+def _calls_map_impl(xs, y):
+    return torch.ops.higher_order.map_impl(_map_body, (xs,), (y,))[0] * 3
 
 
 def test_higher_order_operator_call_is_a_graph_break():
-    # an FX node cannot hold cond's Python branches: the call runs for real (it was an
-    # internal error that sent the whole frame to eager), the rest is compiled
+    # an FX node cannot hold map's Python body: the call runs for real (it was an
+    # internal error that sent the whole frame to eager), the rest is compiled; torch.cond
+    # is traced (tests/test_control_flow.py)
     fj.reset()
     records = []
     unsubscribe = fj.events.subscribe(records.append)
-    x = torch.randn(3)
-    f = fj.compile(_calls_cond_op, backend="eager")
+    xs, y = torch.randn(2, 3), torch.randn(3)
+    f = fj.compile(_calls_map_impl, backend="eager")
     try:
-        for p in (True, False):
-            expected = _calls_cond_op(torch.tensor(p), x)
-            torch.testing.assert_close(f(torch.tensor(p), x), expected)
+        torch.testing.assert_close(f(xs, y), _calls_map_impl(xs, y))
     finally:
         unsubscribe()
     reasons = [b.reason for r in records for b in r.graph_breaks]
-    assert any("higher-order operator cond" in r for r in reasons)
-    assert not any(r.skipped_reason for r in records if r.function_name == "_calls_cond_op")
+    assert any("higher-order operator map_impl" in r for r in reasons)
+    assert not any(r.skipped_reason for r in records if r.function_name == "_calls_map_impl")
 
 
 def _zero_rows_or_not(x):

@@ -88,6 +88,8 @@ class OutputGraph:
         self.sym_inputs: dict[Any, torch.fx.Node] = {}  # size symbol -> its placeholder
         self.inputs: dict[str, GraphInput] = {}
         self.attrs: dict[str, torch.Tensor] = {}
+        # the graph's submodules: torch.cond's branch subgraphs (variables/control_flow.py)
+        self.submodules: dict[str, torch.nn.Module] = {}
         self._attr_nodes: dict[int, torch.fx.Node] = {}
         self.guards: dict[tuple[str, Any], Guard] = {}
         self.side_effects = SideEffects()
@@ -220,6 +222,14 @@ class OutputGraph:
         self._attr_nodes[id(value)] = node
         return node
 
+    def submodule_attr(self, base: str, module: torch.nn.Module) -> torch.fx.Node:
+        """A get_attr node for `module`, held by the graph module as a submodule."""
+        name = self._unique_name(base)
+        self.submodules[name] = module
+        node = self.graph.get_attr(name)
+        node.meta["example_value"] = module
+        return node
+
     def _unique_name(self, base: str, first: int = 1) -> str:
         # fx's namespace holds every node name given out (a set, kept as nodes are made):
         # scanning the nodes on each call made a model's parameters quadratic
@@ -228,7 +238,13 @@ class OutputGraph:
             used = {n.name for n in self.graph.nodes}
         name, i = base, first
         taken = self._input_names
-        while name in used or name in taken or name in self.attrs or name in RESERVED_NAMES:
+        while (
+            name in used
+            or name in taken
+            or name in self.attrs
+            or name in self.submodules
+            or name in RESERVED_NAMES
+        ):
             name = f"{base}_{i}"
             i += 1
         return name
@@ -295,6 +311,8 @@ class OutputGraph:
                 root.register_parameter(name, value)
             else:
                 root.register_buffer(name, value)
+        for name, module in self.submodules.items():
+            root.add_module(name, module)
         # no general dead-code elimination: the backend gets every op the code ran, as
         # torch.compile hands it (its CompileCounter counts them); only the trivially pure
         # leftovers that torch.compile also drops go (_prune_trivial)

@@ -41,6 +41,10 @@ class CellVariable(VariableTracker):
                 )
             # replayed as `fn.__closure__[i].cell_contents = value` on the guarded function
             tx.output.side_effects.store_attr(self, "cell_contents", value)
+        else:  # a cell the trace made: nothing to replay, but a write all the same
+            effects = tx.output.side_effects
+            effects.writes += 1
+            effects.write_targets.append(self)
         self.contents = value
 
 

@@ -8,7 +8,7 @@ import torch
 
 from ..exc import Unsupported
 from ..trace_rules import TORCH_USER_CODE
-from . import scalar_tensor_args
+from . import control_flow, scalar_tensor_args
 from .base import ConstantVariable, VariableTracker
 from .containers import ListVariable, SizeVariable
 from .numpy_arrays import NdarrayVariable, from_numpy, numpy_number_data
@@ -223,6 +223,8 @@ def call_torch_function(tx, fn_vt, args: list, kwargs: dict) -> VariableTracker:
         )
     if isinstance(fn, type):
         raise Unsupported(f"constructing {fn.__qualname__}")
+    if control_flow.is_cond(fn):
+        return control_flow.call_cond(tx, args, kwargs)
     if isinstance(fn, torch._ops.HigherOrderOperator):
         # its arguments are Python functions, which an FX node cannot hold: run it for real
         raise Unsupported(f"higher-order operator {fn.name()} (cond, map, ...) is not traced")
