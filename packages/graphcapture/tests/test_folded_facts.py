@@ -664,3 +664,37 @@ def test_builtin_patched_then_restored():
     finally:
         builtins.isinstance = real
     same(_is_marker, compiled, x, y)  # x + 1
+
+
+def _view_replay(x):
+    if torch._C._is_view_replay_enabled():
+        return x + 1
+    return x - 1
+
+
+def _mkldnn(x):
+    if torch._C._get_mkldnn_enabled():
+        return x * 2
+    return x * 3
+
+
+@pytest.mark.parametrize(
+    "fn,getter,setter",
+    [
+        (_view_replay, torch._C._is_view_replay_enabled, torch._C._set_view_replay_enabled),
+        (_mkldnn, torch._C._get_mkldnn_enabled, torch._C._set_mkldnn_enabled),
+    ],
+    ids=["view_replay", "mkldnn"],
+)
+def test_flag_queries_are_guarded(fn, getter, setter):
+    """A torch._C flag read at trace time (`_get_*`/`_is_*`) is folded with a guard that
+    asks again on each call: flipping the flag recompiles, in one graph (fullgraph)."""
+    compiled = fj.compile(fn, backend="eager", fullgraph=True)
+    x, before = torch.ones(2), getter()
+    same(fn, compiled, x)
+    try:
+        setter(not before)
+        same(fn, compiled, x)
+    finally:
+        setter(before)
+    same(fn, compiled, x)

@@ -426,7 +426,8 @@ class TypeSource(Source):
 
 @_source
 class WeakRefCallSource(Source):
-    """``base()``: the object a weak reference refers to (None once it is gone)."""
+    """``base()``: a zero-argument call: the object a weak reference refers to (None once
+    it is gone), or a state query's answer (``G['torch']._C._get_mkldnn_enabled()``)."""
 
     base: Source
 

@@ -6,6 +6,8 @@ import types
 
 import torch
 
+from framejit.guards import GuardKind, WeakRefCallSource
+
 from ..exc import Unsupported
 from ..trace_rules import TORCH_USER_CODE
 from . import control_flow, scalar_tensor_args
@@ -214,9 +216,11 @@ def call_torch_function(tx, fn_vt, args: list, kwargs: dict) -> VariableTracker:
         return _distributed_is_initialized(tx)
     if _is_state_query(fn, args, kwargs):
         try:
-            return ConstantVariable(fn())
+            value = fn()
         except Exception as e:  # e.g. a CUDA query in a CPU-only build: eager raises it too
             raise Unsupported(f"{getattr(fn, '__name__', fn)}() raised {type(e).__name__}") from e
+        _guard_state_answer(tx, fn_vt, value)
+        return ConstantVariable(value)
     if _is_refused(fn):
         raise Unsupported(
             f"call to {getattr(fn, '__module__', '')}.{getattr(fn, '__name__', fn)} (not tensor math)"
@@ -352,7 +356,6 @@ _DIST_IS_INITIALIZED = (
 def _distributed_is_initialized(tx) -> VariableTracker:
     """`GroupMember.WORLD is not None`: the default process group, read now and guarded
     (init_process_group or destroy_process_group between calls recompiles)."""
-    from framejit.guards import GuardKind
 
     from ..sources import AttrSource
 
@@ -373,6 +376,24 @@ def _is_state_query(fn, args, kwargs) -> bool:
         and not kwargs
         and module.startswith(("torch.backends", "torch.cuda", "torch._C"))
         and name.startswith(("get_", "is_", "_get_", "_is_"))
+    )
+
+
+# queries whose answer is fixed for the life of the process (what was built, what hardware
+# there is): folded without a guard; every other state query's answer is guarded
+_PROCESS_CONSTANT_QUERIES = frozenset({"is_available", "is_built", "_is_compiled", "device_count"})
+_GUARDABLE_ANSWERS = (bool, int, float, str, type(None))
+
+
+def _guard_state_answer(tx, fn_vt, value) -> None:
+    """A flag read at trace time (`torch._C._get_mkldnn_enabled()`, ...) can be flipped
+    between calls: the answer is guarded by calling the query again (`G[...]()`)."""
+    if getattr(fn_vt.value, "__name__", "") in _PROCESS_CONSTANT_QUERIES:
+        return
+    if fn_vt.source is None or type(value) not in _GUARDABLE_ANSWERS:
+        raise Unsupported(f"{getattr(fn_vt.value, '__name__', fn_vt.value)}() cannot be guarded")
+    tx.output.add_guard(
+        WeakRefCallSource(fn_vt.source), GuardKind.EQUALS_MATCH, value, origin=tx.origin()
     )
 
 
