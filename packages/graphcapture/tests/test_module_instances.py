@@ -6,6 +6,8 @@ limit); every instance's own weights, attributes and submodules still decide the
 
 from __future__ import annotations
 
+import weakref
+
 import torch
 import torch._dynamo.testing
 
@@ -100,6 +102,44 @@ def test_a_function_called_with_two_models_of_one_class():
             for model in models:
                 torch.testing.assert_close(compiled(model, x), fn(model, x))
     assert counter.frame_count == 3
+
+
+class Scaled(torch.nn.Module):
+    def __init__(self, scale):
+        super().__init__()
+        self.lin = torch.nn.Linear(8, 8)
+        self.scale = scale
+
+    def forward(self, x):
+        return self.lin(x) * self.scale
+
+
+def test_a_fresh_model_each_call_where_the_last_one_died():
+    """A model made afresh for every call (a copy per step, as MAML does) is freed before
+    the next is made, which CPython often allocates at the same address: it is another
+    instance all the same (traced for any instance from the second call), not the first one
+    again (specialised, recompiled on every call and eager past the cache limit)."""
+    torch.manual_seed(0)
+    fj.reset()
+
+    def step(model, x):
+        return model(x) + 1
+
+    counter = fj.testing.CompileCounter()
+    compiled = fj.compile(step, backend=counter)
+    x = torch.randn(2, 8)
+    outputs, expected = [], []
+    with torch.no_grad():
+        for _ in range(fj.config.cache_size_limit + 2):
+            model = Scaled(2.0)
+            outputs.append(compiled(model, x))
+            expected.append(step(model, x))
+            dead = weakref.ref(model)
+            del model
+            outputs.append(dead() is None)  # (compiled code does not keep it alive)
+            expected.append(True)
+    torch.testing.assert_close(outputs, expected)
+    assert counter.frame_count == 2
 
 
 def test_parameters_traced_for_any_instance_get_their_gradients():

@@ -26,10 +26,13 @@ from .logs import logger
 
 @dataclass
 class SeenModules:
-    """Per code object: the module first seen at each argument (its class, held weakly,
-    and its id), and the arguments where another instance of that class came since."""
+    """Per code object: the module first seen at each argument (its class and the module
+    itself, both held weakly), and the arguments where another instance of that class came
+    since.  The module is held by a weak reference, not its id: a module made afresh for each
+    call (a deepcopy per step) often lands where the dead one was, and by id it passed for
+    the first one, specialised and recompiled on every call."""
 
-    first: dict[str, tuple[weakref.ref, int]] = field(default_factory=dict)
+    first: dict[str, tuple[weakref.ref, weakref.ref]] = field(default_factory=dict)
     varying: set[str] = field(default_factory=set)
 
 
@@ -72,8 +75,8 @@ class ModulePolicy:
             return False
         if not isinstance(source, LocalSource):
             return True
-        first = self.seen.first.setdefault(root, (weakref.ref(type(module)), id(module)))
-        if first[0]() is type(module) and first[1] != id(module):
+        first = self.seen.first.setdefault(root, (weakref.ref(type(module)), weakref.ref(module)))
+        if first[0]() is type(module) and first[1]() is not module:
             self.seen.varying.add(root)
             logger("recompiles").debug(
                 "L[%r] is another %s than at the first compile: its modules are traced "
