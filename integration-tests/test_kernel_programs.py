@@ -12,8 +12,9 @@ import kernel_programs as kp
 import pytest
 
 # seeds that once failed come first (323: var/std of huge values overflowed; 387: zero_ through
-# an expand of an input; 5041: an out-of-range float -> int64 cast folded into trunc)
-SEEDS = [323, 387, 5041, *range(100, 115)]
+# an expand of an input; 5041: an out-of-range float -> int64 cast folded into trunc;
+# 12109: a float32 0-dim operand of a float16 op was not rounded to float16)
+SEEDS = [323, 387, 5041, 12109, *range(100, 115)]
 
 
 @pytest.mark.parametrize("seed", SEEDS)

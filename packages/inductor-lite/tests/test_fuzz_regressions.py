@@ -73,3 +73,17 @@ def test_float_to_integer_out_of_range_converts_like_eager(src, dst):
         return x.to(dst) * 1.0, (x + 0).to(dst) + 1, torch.log1p(x.to(dst).clamp(-0.5, 8))
 
     compile_and_check(fn, [x], gm=make_fx(fn)(x))
+
+
+@pytest.mark.parametrize("dtype", [torch.float16, torch.bfloat16])
+def test_an_operand_of_another_dtype_is_rounded_to_a_reduced_common_dtype_first(dtype):
+    """eager casts a float32 0-dim operand of a float16 op to float16 before computing in
+    float: fmod(0, 1e-8) is fmod(0, 0), nan; the kernel read 1e-8 as float (fuzz seed 12109)."""
+    x0 = torch.tensor(1e-8)
+    v = torch.tensor([0.0, 1.0, 3.0], dtype=dtype)
+    ints = torch.tensor([2049, 3, -7])
+
+    def fn(x0, v, ints):
+        return torch.fmod(v, x0), v + x0 * 0 + 1e-3, v * 0 + ints
+
+    compile_and_check(fn, [x0, v, ints], gm=make_fx(fn)(x0, v, ints))

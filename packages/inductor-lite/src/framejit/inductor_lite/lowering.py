@@ -126,6 +126,9 @@ def pointwise(
 ) -> Pointwise:
     """Elementwise fn over broadcast inputs: cast each to compute_dtype, cast the result."""
     out_dtype = out_dtype or ctx.out_dtype
+    # eager casts each operand to the common dtype, then a reduced float computes in float:
+    # a float32 0-dim operand of a float16 op is rounded to float16 first (1e-8 becomes 0)
+    through = out_dtype if compute_dtype is None and opmath_dtype(out_dtype) != out_dtype else None
     compute_dtype = compute_dtype or opmath_dtype(out_dtype)
     out_size = tuple(ctx.out_size if out_size is None else out_size)
     for value in (out_dtype, compute_dtype):
@@ -138,6 +141,8 @@ def pointwise(
         dtype = dtype or compute_dtype
         if is_tensor(value):
             load = broadcast_loader(value, out_size)
+            if through is not None and dtype is compute_dtype and value.dtype != through:
+                load = lambda index, load=load: ops.to_dtype(load(index), through)  # noqa: E731
             loaders.append(lambda index, load=load, dtype=dtype: ops.to_dtype(load(index), dtype))
             extra_ops, extra_reads = cost_of(value)
             op_count += extra_ops
