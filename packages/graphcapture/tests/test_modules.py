@@ -158,6 +158,54 @@ def test_module_matches_eager(name):
     )
 
 
+class Doubles(nn.Module):
+    def forward(self, x):
+        return x * 2
+
+
+class EagerFrameCallsTorchModules(nn.Module):
+    """wav2vec2's encoder: a data-dependent branch in a loop runs the frame eagerly, and
+    the torch.nn modules it calls run for real (as under torch.compile), not one graph each;
+    a user module it calls is still captured, and so are a torch.nn forward with a hook and
+    the hook (torch.compile: 1 and 3 graphs)."""
+
+    def __init__(self, hooked: bool):
+        super().__init__()
+        self.norm = nn.LayerNorm(8)
+        self.drop = nn.Dropout(0.0)
+        self.twice = Doubles()
+        if hooked:
+            self.norm.register_forward_hook(lambda module, args, out: out + 1)
+
+    def forward(self, x):
+        x = self.twice(self.drop(self.norm(x)))
+        for _ in range(2):
+            if x.sum() > 0:
+                x = x + 1
+        return x
+
+
+@pytest.mark.parametrize("hooked, graphs", [(False, 1), (True, 3)], ids=["plain", "hooked"])
+def test_torch_modules_called_from_an_eager_frame(hooked, graphs):
+    torch.manual_seed(0)
+    module = EagerFrameCallsTorchModules(hooked)
+    x = torch.randn(2, 8)
+    counter = fj.testing.CompileCounter()
+    compiled = fj.compile(module, backend=counter)
+    for _ in range(2):
+        torch.testing.assert_close(compiled(x), module(x))
+    assert counter.frame_count == graphs
+
+
+def test_torch_module_compiled_directly_is_one_graph_with_its_hooks():
+    module = nn.Sequential(nn.Linear(4, 4), nn.ReLU())
+    module.register_forward_hook(lambda m, args, out: out * 3)
+    x = torch.randn(2, 4)
+    counter = fj.testing.CompileCounter()
+    torch.testing.assert_close(fj.compile(module, backend=counter)(x), module(x))
+    assert counter.frame_count == 1
+
+
 def test_parameters_reach_the_graph_as_get_attr():
     counter = fj.testing.CompileCounter()
     module = MLP()

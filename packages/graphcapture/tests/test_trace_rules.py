@@ -107,7 +107,12 @@ def test_site_packages_is_not_skipped_through_a_single_file_module():
 
 
 def test_torch_modules_traced_torch_internals_skipped():
-    assert trace_rules.is_captured(torch.nn.modules.linear.__file__)
+    linear = torch.nn.modules.linear.__file__
+    # inlined into traced code; a frame of theirs eager code starts is captured only
+    # for a module with hooks (torch.compile's rule)
+    assert trace_rules.is_inlined(linear) and not trace_rules.is_captured(linear)
+    assert trace_rules.captures_hooked(linear)
+    assert not trace_rules.captures_hooked(torch.nn.modules.module.__file__)
     assert not trace_rules.is_captured(torch.nn.modules.module.__file__)
     assert not trace_rules.is_captured(torch.__file__)
     assert not trace_rules.is_captured(torch._tensor.__file__)

@@ -226,9 +226,12 @@ class OptimizedModule(torch.nn.Module):
     def __init__(self, mod: torch.nn.Module, callback):
         object.__setattr__(self, "_orig_mod", mod)
         object.__setattr__(self, "_framejit_callback", callback)
-        object.__setattr__(
-            self, "_framejit_call", _wrap_with_callback(_caller(mod), callback, False)
-        )
+        # a forward that starts no captured frame (a torch.nn module's, as under
+        # torch.compile) is called from one: `mod(...)` there, hooks and forward inlined
+        call = _caller(mod)
+        if top_frame.needs_frame(getattr(mod, "forward", None)):
+            call = top_frame.frame_around(mod)
+        object.__setattr__(self, "_framejit_call", _wrap_with_callback(call, callback, False))
 
     def __call__(self, *args, **kwargs):
         return self._framejit_call(*args, **kwargs)

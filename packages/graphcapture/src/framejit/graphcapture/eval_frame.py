@@ -44,7 +44,10 @@ class FrameCallback:
     def __call__(self, frame, cache):
         code = frame.f_code
         if is_skipped_file(code.co_filename):
-            return fe.SKIP_CODE
+            if code.co_name != "forward" or not trace_rules.captures_hooked(code.co_filename):
+                return fe.SKIP_CODE
+            if not _module_has_hooks(frame.f_locals.get("self")):
+                return None  # asked again each call: hooks can be added later
         if torch._C._get_tracing_state() is not None:
             # torch.jit.trace is recording this call: it must see the frame's own ops
             return None
@@ -119,6 +122,20 @@ class FrameCallback:
         )
         logger("recompiles").warning("%s", hit.message, extra={"cache_limit": hit})
         warnings.warn(hit.message, RuntimeWarning, stacklevel=2)
+
+
+_FORWARD_HOOKS = (
+    "_forward_pre_hooks",
+    "_forward_pre_hooks_with_kwargs",
+    "_forward_hooks",
+    "_forward_hooks_with_kwargs",
+)
+
+
+def _module_has_hooks(module) -> bool:
+    if not isinstance(module, torch.nn.Module):
+        return False
+    return any(getattr(module, name, None) for name in _FORWARD_HOOKS)
 
 
 def _discard_when_invalidated(code: types.CodeType, check_fn) -> None:

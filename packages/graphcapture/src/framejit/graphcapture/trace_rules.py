@@ -32,6 +32,10 @@ class Rule:
     inline: bool  # calls into this code from a traced frame are traced inline
     why: str
     functions: tuple[str, ...] = ()  # only these qualified names of the place (none: all)
+    # not captured, except a `forward` frame of a module with hooks: a hook that breaks
+    # the graph runs the module's call for real, and its forward is then captured on its
+    # own (torch.compile's rule for torch.nn modules)
+    capture_hooked: bool = False
 
 
 TRACED = Rule("<user>", True, True, "user or third-party code")
@@ -80,7 +84,9 @@ RULES: tuple[Rule, ...] = (
     Rule("numpy", False, False, "compiled library: calls into it are graph breaks"),
     # torch: internals run for real; its nn modules are traced as torch.compile does
     Rule("torch", False, False, "torch internals"),
-    Rule("torch.nn.modules", True, True, "torch.nn modules are traced like user modules"),
+    # inlined into model code like user modules; a frame of theirs that eager code starts
+    # (the layer norm an eagerly run frame calls) runs for real, as under torch.compile
+    Rule("torch.nn.modules", False, True, "torch.nn modules", capture_hooked=True),
     Rule("torch.nn.modules.module", False, True, "nn.Module's call machinery (hooks run for real)"),
     Rule("torch.nn.utils", False, True, "helpers model code calls"),
     Rule("torch.nn.functional", False, True, "torch.nn.functional's Python layer"),
@@ -201,6 +207,10 @@ def reset() -> None:
 
 def is_captured(filename: str) -> bool:
     return lookup(filename).capture
+
+
+def captures_hooked(filename: str) -> bool:
+    return lookup(filename).capture_hooked
 
 
 def is_inlined(filename: str, qualname: str | None = None) -> bool:
