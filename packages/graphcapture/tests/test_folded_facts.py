@@ -698,3 +698,23 @@ def test_flag_queries_are_guarded(fn, getter, setter):
     finally:
         setter(before)
     same(fn, compiled, x)
+
+
+def _mkldnn_available(x):
+    # torch.backends.mkldnn is a module subclass (PropModule): is_available is its method
+    if torch.backends.mkldnn.is_available() and torch.backends.mkldnn.enabled:
+        return x * 2
+    return x * 3
+
+
+def test_backend_module_method_query_is_folded():
+    """`torch.backends.mkldnn.is_available()` is the build's answer, folded in the graph as
+    torch.compile folds it (was a break: a call into torch internals); the flag beside it
+    stays guarded."""
+    compiled = fj.compile(_mkldnn_available, backend="eager", fullgraph=True)
+    x, before = torch.ones(2), torch.backends.mkldnn.enabled
+    same(_mkldnn_available, compiled, x)
+    # flags(): torch's test utilities forbid setting the flag directly once imported
+    with torch.backends.mkldnn.flags(enabled=not before):
+        same(_mkldnn_available, compiled, x)
+    same(_mkldnn_available, compiled, x)

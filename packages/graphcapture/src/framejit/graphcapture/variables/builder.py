@@ -296,6 +296,10 @@ def _build(tx, value: Any, source) -> VariableTracker:
         obj = wrap(tx, value.__self__, self_source)
         func_source = AttrSource(source, "__func__") if source is not None else None
         _guard(tx, func_source, GuardKind.ID_MATCH, value.__func__)
+        if isinstance(value.__self__, types.ModuleType) and is_torch_callable(value.__func__):
+            # torch.backends.mkldnn.is_available(): a method of a torch module subclass
+            # (PropModule) is a torch call, a flag query folded as torch.compile folds it
+            return TorchFunctionVariable(value, source)
         if not isinstance(value.__func__, types.FunctionType):
             return OpaqueVariable(value, source, "bound method of a non-Python function")
         if isinstance(obj, UserDefinedClassVariable) and is_function_apply(
