@@ -508,4 +508,6 @@ def test_reset_frees_the_graphs_and_compile_reset_cycles_leave_the_heap_flat():
     grown = len(gc.get_objects()) - before - 3 * fx_sources
     assert len(graphs) == 40
     assert [g for g in graphs if g() is not None] == []
-    assert grown < 60, f"{grown} objects more after 20 compile/reset cycles"
+    # a leaked graph or module is hundreds of objects a cycle; CPython's own per-code
+    # caches leave a few (121 in all on 3.13, under 60 on 3.11)
+    assert grown < 20 * 10, f"{grown} objects more after 20 compile/reset cycles"

@@ -631,6 +631,10 @@ class UserDefinedClassVariable(ConcreteValueVariable):
 
         if name in _TYPE_CONSTANTS:
             return ConstantVariable(getattr(self.value, name))  # fixed by the class's identity
+        if name == "__type_params__" and getattr(self.value, name, None) == ():
+            # type's data descriptor (3.12+): () for a class that is not generic; typing's
+            # get_type_hints reads it off every base on 3.13
+            return ConstantVariable(())
         if name in ("__mro__", "__bases__") and isinstance(self.value, type):
             from .builder import wrap
 
