@@ -793,6 +793,14 @@ class IteratorVariable(VariableTracker):
         self.index = len(self.items)
         return rest
 
+    def drain(self, tx) -> list[VariableTracker]:
+        """Every item still to come, asked for one at a time (for subclasses whose next()
+        runs code: their unpack)."""
+        out = []
+        while (item := self.next(tx)) is not None:
+            out.append(item)
+        return out
+
     def reconstruct(self, cg) -> None:
         rebuild = _REBUILD_ITERATOR.get(self.kind, iter)
         cg.add_push_null(lambda: cg.load_const(rebuild))

@@ -47,11 +47,7 @@ class LazyIteratorVariable(IteratorVariable):
         self.exhausted = item is None
         return item
 
-    def unpack(self, tx) -> list[VariableTracker]:
-        out = []
-        while (item := self.next(tx)) is not None:
-            out.append(item)
-        return out
+    unpack = IteratorVariable.drain
 
     def reconstruct(self, cg) -> None:
         if self.exhausted:

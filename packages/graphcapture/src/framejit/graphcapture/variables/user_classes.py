@@ -737,11 +737,7 @@ class UserIteratorVariable(IteratorVariable):
         self.index += 1
         return item
 
-    def unpack(self, tx) -> list[VariableTracker]:
-        out = []
-        while (item := self.next(tx)) is not None:
-            out.append(item)
-        return out
+    unpack = IteratorVariable.drain
 
     def reconstruct_remaining(self, cg) -> None:
         raise Unsupported("a user-defined iterator live across a graph break")
