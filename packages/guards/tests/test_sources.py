@@ -11,6 +11,7 @@ from framejit.guards import (
     AttrSource,
     BufferSource,
     BuiltinSource,
+    CallSource,
     CellContentsSource,
     ClosureCellSource,
     EnvironSource,
@@ -109,6 +110,14 @@ CASES = [
     (NumelSource(LocalSource("x")), "L['x'].numel()"),
     (EnvironSource("PATH"), "___environ_get('PATH')"),
     (HandledExceptionSource(), "___handled_exception()"),
+    (
+        CallSource(AttrSource(GlobalSource("torch"), "is_autocast_enabled"), ("cpu",)),
+        "G['torch'].is_autocast_enabled('cpu')",
+    ),
+    (
+        CallSource(AttrSource(GlobalSource("torch"), "get_default_dtype"), ()),
+        "G['torch'].get_default_dtype()",
+    ),
 ]
 
 

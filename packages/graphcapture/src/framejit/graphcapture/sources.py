@@ -8,6 +8,7 @@ from typing import TYPE_CHECKING, Any
 from framejit.guards import (
     AttrSource,
     BuiltinSource,
+    CallSource,
     DictItemSource,
     DictKeyAtSource,
     DictValueAtSource,
@@ -124,6 +125,11 @@ def emit_load(cg: PyCodegen, source: Any) -> None:
     elif isinstance(source, WeakRefCallSource):  # base(): a weak reference's referent
         cg.add_push_null(lambda: emit_load(cg, source.base))
         cg.call(0)
+    elif isinstance(source, CallSource):  # base(*literals): a state query's answer
+        cg.add_push_null(lambda: emit_load(cg, source.base))
+        for arg in source.args:
+            cg.load_const(arg)
+        cg.call(len(source.args))
     elif isinstance(source, ShapeSource):  # a size symbol's value: x.shape[d] (== x.size()[d])
         emit_load(cg, source.base)
         cg.load_attr("shape")

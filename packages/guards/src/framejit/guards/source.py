@@ -26,7 +26,7 @@ import types
 from dataclasses import dataclass
 from typing import Any, ClassVar
 
-from .literals import check_key_literal, render_literal
+from .literals import check_key_literal, is_literal, render_literal
 
 
 class Source:
@@ -439,6 +439,28 @@ class WeakRefCallSource(Source):
 
     def get(self, L, G):
         return self.base.get(L, G)()
+
+
+@_source
+class CallSource(Source):
+    """``base(*args)`` with literal arguments: a state query's answer
+    (``G['torch'].get_autocast_dtype('cpu')``), asked again on every check."""
+
+    base: Source
+    args: tuple
+
+    def __post_init__(self) -> None:
+        if type(self.args) is not tuple or not all(is_literal(a) for a in self.args):
+            raise TypeError(f"CallSource arguments must be a tuple of literals, got {self.args!r}")
+
+    def base_source(self) -> Source:
+        return self.base
+
+    def spell(self, base: str) -> str:
+        return f"{base}({', '.join(render_literal(a) for a in self.args)})"
+
+    def get(self, L, G):
+        return self.base.get(L, G)(*self.args)
 
 
 @_source

@@ -6,24 +6,23 @@ import types
 
 import torch
 
-from framejit.guards import GuardKind, WeakRefCallSource
+from framejit.guards import GuardKind
 
 from ..exc import Unsupported
 from ..trace_rules import TORCH_USER_CODE
-from . import control_flow, scalar_tensor_args
+from . import control_flow, scalar_tensor_args, state_queries
 from .base import ConstantVariable, VariableTracker
 from .containers import ListVariable, SizeVariable
 from .numpy_arrays import NdarrayVariable, from_numpy, numpy_number_data
 from .tensor import TensorVariable
 
-# Functions answered at trace time (their result is covered by the global-state guard or fixed).
+# Functions answered at trace time (their result is covered by the global-state guard or
+# fixed); other questions about torch's state are state_queries, guarded one by one.
 CONSTANT_FUNCTIONS = {
     torch.is_grad_enabled,
     torch.get_default_dtype,
     torch.is_autocast_enabled,
-    torch.is_inference_mode_enabled,
     torch.cuda.is_available,
-    torch._C._get_tracing_state,
     torch.are_deterministic_algorithms_enabled,
     torch.is_deterministic_algorithms_warn_only_enabled,
     torch.is_tensor,
@@ -78,6 +77,7 @@ REFUSED_FUNCTIONS = {
     torch.autograd._profiler_enabled,
     torch._C._autograd._saved_tensors_hooks_get_disabled_error_message,
     torch._C._autograd._saved_tensors_hooks_is_enabled,
+    torch._C._autograd._top_saved_tensors_default_hooks,  # None while tracing (convert_frame)
 }
 GRAD_MODE_CLASSES = {torch.no_grad: False, torch.enable_grad: True}
 # torch._check(cond, message) and friends: the index of `cond` among the arguments
@@ -214,13 +214,10 @@ def call_torch_function(tx, fn_vt, args: list, kwargs: dict) -> VariableTracker:
         return _shape_as_tensor(tx, fn, args, kwargs)
     if fn is _DIST_IS_INITIALIZED and not args and not kwargs:
         return _distributed_is_initialized(tx)
-    if _is_state_query(fn, args, kwargs):
-        try:
-            value = fn()
-        except Exception as e:  # e.g. a CUDA query in a CPU-only build: eager raises it too
-            raise Unsupported(f"{getattr(fn, '__name__', fn)}() raised {type(e).__name__}") from e
-        _guard_state_answer(tx, fn_vt, value)
-        return ConstantVariable(value)
+    if fn in REFUSED_FUNCTIONS:
+        raise Unsupported(f"call to {getattr(fn, '__qualname__', fn)} (state no guard covers)")
+    if state_queries.is_query(fn, args, kwargs):
+        return state_queries.answer_query(tx, fn_vt, args)
     if _is_refused(fn):
         raise Unsupported(
             f"call to {getattr(fn, '__module__', '')}.{getattr(fn, '__name__', fn)} (not tensor math)"
@@ -236,7 +233,18 @@ def call_torch_function(tx, fn_vt, args: list, kwargs: dict) -> VariableTracker:
     rewritten = scalar_tensor_args.rewrite(tx, fn, args, kwargs)
     if rewritten is not None:
         return rewritten
-    return tx.output.call_op("call_function", fn, args, kwargs)
+    result = tx.output.call_op("call_function", fn, args, kwargs)
+    if (
+        not args
+        and not kwargs
+        and isinstance(result, ConstantVariable)
+        and result.value is not None
+    ):
+        # a call on nothing that answers a constant reads state, and no name says which
+        raise Unsupported(
+            f"{getattr(fn, '__qualname__', fn)}() answered {result.value!r} unguarded"
+        )
+    return result
 
 
 def _use_deterministic_algorithms(tx, mode, warn_only=None) -> VariableTracker:
@@ -365,36 +373,6 @@ def _distributed_is_initialized(tx) -> VariableTracker:
     kind = GuardKind.NOT_NONE if initialized else GuardKind.IS_NONE
     tx.output.add_guard(world, kind, None, origin=tx.origin())
     return ConstantVariable(initialized)
-
-
-def _is_state_query(fn, args, kwargs) -> bool:
-    """torch.backends.*.get_*/is_*() and friends: flags read at trace time."""
-    module = getattr(fn, "__module__", None) or ""
-    name = getattr(fn, "__name__", "")
-    return (
-        not args
-        and not kwargs
-        and module.startswith(("torch.backends", "torch.cuda", "torch._C"))
-        and name.startswith(("get_", "is_", "_get_", "_is_"))
-    )
-
-
-# queries whose answer is fixed for the life of the process (what was built, what hardware
-# there is): folded without a guard; every other state query's answer is guarded
-_PROCESS_CONSTANT_QUERIES = frozenset({"is_available", "is_built", "_is_compiled", "device_count"})
-_GUARDABLE_ANSWERS = (bool, int, float, str, type(None))
-
-
-def _guard_state_answer(tx, fn_vt, value) -> None:
-    """A flag read at trace time (`torch._C._get_mkldnn_enabled()`, ...) can be flipped
-    between calls: the answer is guarded by calling the query again (`G[...]()`)."""
-    if getattr(fn_vt.value, "__name__", "") in _PROCESS_CONSTANT_QUERIES:
-        return
-    if fn_vt.source is None or type(value) not in _GUARDABLE_ANSWERS:
-        raise Unsupported(f"{getattr(fn_vt.value, '__name__', fn_vt.value)}() cannot be guarded")
-    tx.output.add_guard(
-        WeakRefCallSource(fn_vt.source), GuardKind.EQUALS_MATCH, value, origin=tx.origin()
-    )
 
 
 def _any_subclass(args: list) -> bool:
