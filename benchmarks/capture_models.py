@@ -1,6 +1,7 @@
 """Capture of six tiny Hugging Face models, framejit beside torch.compile in one process.
 `--heads` adds hf_tiny.HEADS (Auto*.from_config heads with labels), `--zoo` those and
-twenty more architectures (hf_tiny.zoo(): RoBERTa ... Wav2Vec2).
+twenty more architectures (hf_tiny.zoo(): RoBERTa ... Wav2Vec2); ``--models a,b`` keeps only
+those rows (with ``--zoo`` for a zoo name), ``--modes eval`` or ``train`` one mode.
 
 For each model (integration-tests/hf_tiny.py: tiny configs, random weights, no
 downloads), in eval mode under no_grad and in training mode (grad on): the first call's time with a backend that compiles
@@ -77,8 +78,14 @@ def main() -> None:
         names += list(hf_tiny.HEADS)
     if "--zoo" in sys.argv:
         names += list(hf_tiny.zoo())
+    if "--models" in sys.argv:  # --models a,b: only these rows (names from the lists above)
+        wanted = sys.argv[sys.argv.index("--models") + 1].split(",")
+        names = [n for n in names if n in wanted]
+    modes = ("eval", "train")
+    if "--modes" in sys.argv:  # --modes train: one mode only
+        modes = tuple(sys.argv[sys.argv.index("--modes") + 1].split(","))
     rows = []
-    for mode in ("eval", "train"):
+    for mode in modes:
         for name in names:
             fj_time, fj_graphs, fj_ops = _first_call(
                 name, mode, lambda m, b: fj.compile(m, backend=b), fj.reset
