@@ -122,14 +122,13 @@ def emit_load(cg: PyCodegen, source: Any) -> None:
         emit_load(cg, source.base)
         cg.load_const(source.index)
         cg.call(2)
-    elif isinstance(source, WeakRefCallSource):  # base(): a weak reference's referent
+    elif isinstance(source, (WeakRefCallSource, CallSource)):
+        # base(): a weak reference's referent; base(*literals): a state query's answer
+        args = source.args if isinstance(source, CallSource) else ()
         cg.add_push_null(lambda: emit_load(cg, source.base))
-        cg.call(0)
-    elif isinstance(source, CallSource):  # base(*literals): a state query's answer
-        cg.add_push_null(lambda: emit_load(cg, source.base))
-        for arg in source.args:
+        for arg in args:
             cg.load_const(arg)
-        cg.call(len(source.args))
+        cg.call(len(args))
     elif isinstance(source, ShapeSource):  # a size symbol's value: x.shape[d] (== x.size()[d])
         emit_load(cg, source.base)
         cg.load_attr("shape")

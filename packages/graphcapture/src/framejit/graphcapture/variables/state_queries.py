@@ -67,16 +67,15 @@ def answer_query(tx, fn_vt, args: list) -> VariableTracker:
         value = fn(*values)
     except Exception as e:  # e.g. a CUDA query in a CPU-only build: eager raises it too
         raise Unsupported(f"{name}() raised {type(e).__name__}") from e
-    guard_answer(tx, fn_vt, values, value)
+    guard_answer(tx, fn_vt, name, values, value)
     return ConstantVariable(value)
 
 
-def guard_answer(tx, fn_vt, values: tuple, value) -> None:
-    name = getattr(fn_vt.value, "__name__", "")
+def guard_answer(tx, fn_vt, name: str, values: tuple, value) -> None:
     if name in PROCESS_CONSTANT_QUERIES:
         return
     kind = _guard_kind(value)
     if fn_vt.source is None or kind is None:
-        raise Unsupported(f"{name or fn_vt.value}() cannot be guarded")
+        raise Unsupported(f"{name}() cannot be guarded")
     source = CallSource(fn_vt.source, values) if values else WeakRefCallSource(fn_vt.source)
     tx.output.add_guard(source, kind, value, origin=tx.origin())

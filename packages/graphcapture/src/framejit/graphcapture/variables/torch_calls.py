@@ -156,9 +156,7 @@ _DESCRIPTOR_TYPES = (
 )
 
 
-def _is_refused(fn) -> bool:
-    if fn in REFUSED_FUNCTIONS:
-        return True
+def _in_refused_module(fn) -> bool:
     module = getattr(fn, "__module__", None) or ""
     return module.startswith(REFUSED_MODULE_PREFIXES)
 
@@ -218,7 +216,7 @@ def call_torch_function(tx, fn_vt, args: list, kwargs: dict) -> VariableTracker:
         raise Unsupported(f"call to {getattr(fn, '__qualname__', fn)} (state no guard covers)")
     if state_queries.is_query(fn, args, kwargs):
         return state_queries.answer_query(tx, fn_vt, args)
-    if _is_refused(fn):
+    if _in_refused_module(fn):
         raise Unsupported(
             f"call to {getattr(fn, '__module__', '')}.{getattr(fn, '__name__', fn)} (not tensor math)"
         )
